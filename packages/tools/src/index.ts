@@ -1,0 +1,36 @@
+export { assertKnownOptions, describeValue } from "./assert-known-options.js";
+export type { ImageBlock, ImageSource, TextBlock, ToolResultContentBlock } from "./content.js";
+export {
+  InvalidOptionError,
+  LatticeError,
+  ToolDefinitionError,
+  ToolInputError,
+  type ToolInputIssue,
+  UnknownOptionError,
+} from "./errors.js";
+export { type ParseToolInputResult, parseToolInput } from "./parse-tool-input.js";
+export { executeTool, runTool } from "./run-tool.js";
+export { formatPath, toJsonSchema } from "./to-json-schema.js";
+export {
+  type CreateToolDefinitionOptions,
+  createToolDefinition,
+  TOOL_NAME_PATTERN,
+  tool,
+} from "./tool.js";
+export type {
+  AnyToolDefinition,
+  JsonSchema,
+  ToolContext,
+  ToolDefinition,
+  ToolHandler,
+  ToolHandlerResult,
+  ToolInputSchema,
+  ToolKind,
+  ToolOptions,
+} from "./tool-definition.js";
+export {
+  errorToolResult,
+  normalizeToolResult,
+  type ToolResult,
+  toolResultText,
+} from "./tool-result.js";

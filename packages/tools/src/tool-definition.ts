@@ -1,0 +1,115 @@
+import type { z } from "zod/v4";
+import type { ToolResultContentBlock } from "./content.js";
+
+/**
+ * What kind of tool made a call, as the batch policy sees it (T23): `"tool"` for `tool()`,
+ * `"agent_tool"` for `agentTool()` and `delegateTool()`, `"builtin"` for Read, LS, Glob, Grep,
+ * Write, Edit and Bash, `"mcp"` for tools from an MCP server.
+ */
+export type ToolKind = "tool" | "agent_tool" | "builtin" | "mcp";
+
+/** A JSON Schema document, as a plain object. */
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** The JSON Schema of a tool's input: always an object schema (draft 2020-12, no `$schema`). */
+export interface ToolInputSchema extends JsonSchema {
+  readonly type: "object";
+  readonly properties?: Record<string, JsonSchema>;
+  readonly required?: readonly string[];
+}
+
+/**
+ * What a handler receives besides its input (T7).
+ */
+export interface ToolContext {
+  /** This query's AbortSignal: aborted when the user cancels the run (T22). Pass it on to I/O. */
+  readonly signal: AbortSignal;
+  /** The id of the tool_use block this call answers, for example `"toolu_01A..."`. */
+  readonly toolUseId: string;
+  /** The name of the tool being called. */
+  readonly toolName: string;
+}
+
+/**
+ * What a handler returns (T4, T5, T8, T11).
+ */
+export interface ToolHandlerResult {
+  /** The tool_result content: a string, or an array of text and image blocks. */
+  readonly content: string | readonly ToolResultContentBlock[];
+  /**
+   * Marks the result as a failure (`is_error: true`) without throwing. Default `false`.
+   */
+  readonly isError?: boolean;
+  /**
+   * Ends the run after this batch (T8): the run's result is this tool's text content and no
+   * further model call is made. Other calls of the same batch still finish (T9).
+   */
+  readonly endTurn?: boolean;
+  /**
+   * A machine-readable payload set on the run's result message as `structuredResult` (T11).
+   * Ignored unless `endTurn` is `true`.
+   */
+  readonly structuredResult?: unknown;
+}
+
+/**
+ * A tool handler: receives the validated input and the call's context, returns (or resolves
+ * to) a {@link ToolHandlerResult}. A throw or rejection becomes an `is_error` result (T6).
+ */
+export type ToolHandler<Input> = (
+  input: Input,
+  context: ToolContext,
+) => ToolHandlerResult | Promise<ToolHandlerResult>;
+
+/**
+ * A tool the SDK can offer to a model and run: what `tool()` returns.
+ *
+ * The object is frozen. `metadata` is present only when it was given (T29).
+ *
+ * @typeParam Input - The validated input type, inferred from the Zod schema.
+ */
+export interface ToolDefinition<Input = unknown> {
+  /** The name the model calls the tool by; matches `^[a-zA-Z0-9_-]{1,64}$`. */
+  readonly name: string;
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /** The JSON Schema the model receives (T2), converted once at definition time. */
+  readonly inputSchema: ToolInputSchema;
+  /** Who made the tool; the batch policy sees it as each call's `kind`. */
+  readonly kind: ToolKind;
+  /** The Zod schema every input is validated with before the handler runs (T3). */
+  readonly schema: z.ZodType<Input>;
+  /** Runs the tool on a validated input. Declared as a method so definitions of any input type share one array. */
+  handler(input: Input, context: ToolContext): ToolHandlerResult | Promise<ToolHandlerResult>;
+  /**
+   * Whether one call may overlap other calls (T13), evaluated on its validated input.
+   * Absent means never: the call runs alone.
+   */
+  isConcurrencySafe?(input: Input): boolean;
+  /**
+   * Ask OpenAI-compatible providers for strict function calling (`strict: true`). Absent
+   * means not strict. Anthropic-style providers ignore it.
+   */
+  readonly strict?: boolean;
+  /** Host-owned annotations, passed through unchanged and never shown to the model (T29). */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The options `tool()` accepts as its fifth argument. Checked strictly (T31): an unknown key
+ * throws when the tool is defined.
+ *
+ * @typeParam Input - The validated input type.
+ */
+export interface ToolOptions<Input> {
+  /** Whether a call with this input may run at the same time as others (T13). Default: never. */
+  readonly isConcurrencySafe?: (input: Input) => boolean;
+  /** Host-owned annotations, passed through to `ToolDefinition.metadata` unchanged (T29). */
+  readonly metadata?: Record<string, unknown>;
+  /** Ask OpenAI-compatible providers for strict function calling. Default `false`. */
+  readonly strict?: boolean;
+}
+
+/** Any tool definition, whatever its input type: the element type of an agent's `tools`. */
+// biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of tools needs `any` inputs.
+export type AnyToolDefinition = ToolDefinition<any>;

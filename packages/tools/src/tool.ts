@@ -1,0 +1,171 @@
+import type { z } from "zod/v4";
+import { assertKnownOptions } from "./assert-known-options.js";
+import { ToolDefinitionError } from "./errors.js";
+import { toJsonSchema } from "./to-json-schema.js";
+import type { ToolDefinition, ToolHandler, ToolKind, ToolOptions } from "./tool-definition.js";
+
+/** The pattern every tool name must match: what Anthropic and OpenAI accept. */
+export const TOOL_NAME_PATTERN: RegExp = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const TOOL_OPTION_KEYS: ReadonlySet<string> = new Set(["isConcurrencySafe", "metadata", "strict"]);
+
+/**
+ * Defines a tool a model can call (T1).
+ *
+ * The Zod schema is converted to JSON Schema once, here (T2); every input the model sends is
+ * validated with it before `handler` runs (T3); what the handler returns becomes the
+ * tool_result (T4, T5); a throw becomes an `is_error` result (T6).
+ *
+ * @example
+ * ```ts
+ * import { tool } from "@lattice/tools";
+ * import type { z } from "zod/v4";
+ *
+ * const search = tool(
+ *   "search",
+ *   "Search documents",
+ *   z.object({ query: z.string().describe("What to look for") }),
+ *   async ({ query }, { signal }) => ({ content: await index.search(query, { signal }) }),
+ *   { isConcurrencySafe: () => true },
+ * );
+ * ```
+ *
+ * @param name - What the model calls the tool; must match `^[a-zA-Z0-9_-]{1,64}$`.
+ * @param description - What the tool does, written for the model.
+ * @param schema - A `z.object(...)` schema of the input; `.describe()` texts reach the model.
+ * @param handler - Runs the tool on the validated input; may be async.
+ * @param options - {@link ToolOptions}: `isConcurrencySafe`, `metadata`, `strict`.
+ * @returns A frozen {@link ToolDefinition} of kind `"tool"`; `metadata` only when given (T29).
+ * @throws {@link ToolDefinitionError} for a bad name, a schema that is not a `z.object`, a field
+ *   JSON Schema cannot represent, or a handler or `isConcurrencySafe` that is not a function.
+ * @throws {@link UnknownOptionError} for an unknown key in `options` (T31, T32).
+ */
+export function tool<Schema extends z.ZodObject>(
+  name: string,
+  description: string,
+  schema: Schema,
+  handler: ToolHandler<z.output<Schema>>,
+  options?: ToolOptions<z.output<Schema>>,
+): ToolDefinition<z.output<Schema>> {
+  assertKnownOptions(options, TOOL_OPTION_KEYS, `tool(${JSON.stringify(String(name))}):`);
+  return createToolDefinition({ name, description, schema, handler, kind: "tool", ...options });
+}
+
+/**
+ * Everything {@link createToolDefinition} needs. `tool()` fills it from its arguments; other
+ * tool factories (agent tools, built-ins, MCP adapters) fill it with their own `kind`.
+ *
+ * @typeParam Schema - The Zod object schema of the input.
+ */
+export interface CreateToolDefinitionOptions<Schema extends z.ZodObject> {
+  /** What the model calls the tool; must match `^[a-zA-Z0-9_-]{1,64}$`. */
+  readonly name: string;
+  /** What the tool does, written for the model. */
+  readonly description: string;
+  /** The input's schema. */
+  readonly schema: Schema;
+  /** Runs the tool on a validated input. */
+  readonly handler: ToolHandler<z.output<Schema>>;
+  /** Who makes the tool: `"tool"`, `"agent_tool"`, `"builtin"` or `"mcp"`. */
+  readonly kind: ToolKind;
+  /** Concurrency rule (T13); absent means never concurrent. */
+  readonly isConcurrencySafe?: ((input: z.output<Schema>) => boolean) | undefined;
+  /** Host-owned annotations (T29); the key is left out of the definition when absent. */
+  readonly metadata?: Record<string, unknown> | undefined;
+  /** OpenAI strict function calling. */
+  readonly strict?: boolean | undefined;
+}
+
+/**
+ * Builds a validated, frozen {@link ToolDefinition} of any kind. `tool()` is this with
+ * `kind: "tool"` and strict options; use it directly to write a tool factory of your own.
+ *
+ * @param options - The definition's parts.
+ * @throws {@link ToolDefinitionError} with a message naming the tool and what to fix.
+ */
+export function createToolDefinition<Schema extends z.ZodObject>(
+  options: CreateToolDefinitionOptions<Schema>,
+): ToolDefinition<z.output<Schema>> {
+  const { name, description, schema, handler, kind, isConcurrencySafe, metadata, strict } = options;
+  const label = `tool(${JSON.stringify(String(name))}):`;
+  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
+    throw new ToolDefinitionError(
+      String(name),
+      `${label} invalid name. A tool name must be 1 to 64 characters of letters, digits, "_" or "-" (pattern ^[a-zA-Z0-9_-]{1,64}$); rename the tool, for example "${suggestName(name)}".`,
+    );
+  }
+  if (typeof description !== "string") {
+    throw new ToolDefinitionError(
+      name,
+      `${label} the description must be a string, received ${typeof description}. Describe what the tool does for the model.`,
+    );
+  }
+  if (!isZodObject(schema)) {
+    throw new ToolDefinitionError(
+      name,
+      `${label} the schema must be a z.object(...) from Zod v4, received ${describeSchema(schema)}. Wrap the fields in z.object({ ... }) (tool inputs are always JSON objects).`,
+    );
+  }
+  if (typeof handler !== "function") {
+    throw new ToolDefinitionError(
+      name,
+      `${label} the handler must be a function, received ${typeof handler}. Pass an (async) function (input, context) => ({ content }).`,
+    );
+  }
+  if (isConcurrencySafe !== undefined && typeof isConcurrencySafe !== "function") {
+    throw new ToolDefinitionError(
+      name,
+      `${label} isConcurrencySafe must be a function (input) => boolean, received ${typeof isConcurrencySafe}. For a tool that is always safe, write isConcurrencySafe: () => true.`,
+    );
+  }
+  if (
+    metadata !== undefined &&
+    (metadata === null || typeof metadata !== "object" || Array.isArray(metadata))
+  ) {
+    throw new ToolDefinitionError(
+      name,
+      `${label} metadata must be a plain object (Record<string, unknown>), received ${metadata === null ? "null" : Array.isArray(metadata) ? "an array" : typeof metadata}.`,
+    );
+  }
+  if (strict !== undefined && typeof strict !== "boolean") {
+    throw new ToolDefinitionError(
+      name,
+      `${label} strict must be a boolean, received ${typeof strict}.`,
+    );
+  }
+  const definition: ToolDefinition<z.output<Schema>> = {
+    name,
+    description,
+    inputSchema: toJsonSchema(name, schema),
+    kind,
+    schema: schema as unknown as z.ZodType<z.output<Schema>>,
+    handler,
+    ...(isConcurrencySafe !== undefined ? { isConcurrencySafe } : {}),
+    ...(strict !== undefined ? { strict } : {}),
+    ...(metadata !== undefined ? { metadata } : {}),
+  };
+  return Object.freeze(definition);
+}
+
+function isZodObject(schema: unknown): schema is z.ZodObject {
+  return (
+    typeof schema === "object" &&
+    schema !== null &&
+    (schema as { _zod?: { def?: { type?: unknown } } })._zod?.def?.type === "object"
+  );
+}
+
+function suggestName(name: unknown): string {
+  const cleaned = String(name)
+    .replace(/[^a-zA-Z0-9_-]+/g, "_")
+    .slice(0, 64);
+  return cleaned === "" || cleaned === "_" ? "my_tool" : cleaned;
+}
+
+function describeSchema(schema: unknown): string {
+  if (schema === null || typeof schema !== "object") return String(typeof schema);
+  const type = (schema as { _zod?: { def?: { type?: unknown } } })._zod?.def?.type;
+  if (typeof type === "string") return `a Zod ${type} schema`;
+  if ("_def" in schema) return 'a Zod v3 schema (import { z } from "zod/v4" instead)';
+  return "an object that is not a Zod schema";
+}
