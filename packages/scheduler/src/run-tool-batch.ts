@@ -1,0 +1,547 @@
+import {
+  type AnyToolDefinition,
+  describeValue,
+  errorToolResult,
+  executeTool,
+  LatticeError,
+  parseToolInput,
+  type ToolContext,
+  type ToolKind,
+  type ToolResult,
+} from "@lattice/tools";
+import { createAbortError } from "./abort-error.js";
+import { ToolBatchPolicyError, ToolBatchRefusedError, ToolCallHookError } from "./errors.js";
+import { findEndTurn, type ToolBatchEndTurn } from "./find-end-turn.js";
+import { planToolBatch, type ToolBatchPlan, type ToolBatchRun } from "./plan-tool-batch.js";
+import {
+  DEFAULT_TOOL_CONCURRENCY,
+  type ResolvedToolConcurrency,
+} from "./resolve-tool-concurrency.js";
+import type { ToolBatchEvent } from "./tool-batch-event.js";
+import {
+  checkToolBatchDecision,
+  policyErrorText,
+  refusalText,
+  type ToolBatchCall,
+  type ToolBatchDecision,
+  type ToolBatchPolicy,
+} from "./tool-batch-policy.js";
+
+/**
+ * How one call of a batch ended:
+ * - `"completed"`: its handler ran and returned a result that is not an error;
+ * - `"failed"`: its handler threw, returned `isError: true` or a malformed value (T6, T21);
+ * - `"invalid_input"`: its input failed the tool's schema, the handler never ran (T3);
+ * - `"unknown_tool"`: the model named a tool the agent does not have;
+ * - `"denied"`: `beforeCall` denied it, or the hook itself failed;
+ * - `"refused"`: the batch policy refused the batch (T25);
+ * - `"policy_error"`: the batch policy failed (T26);
+ * - `"cancelled"`: the query was aborted before the call could start (T22).
+ */
+export type ToolCallStatus =
+  | "completed"
+  | "failed"
+  | "invalid_input"
+  | "unknown_tool"
+  | "denied"
+  | "refused"
+  | "policy_error"
+  | "cancelled";
+
+/** A tool call as the model sent it: one tool_use block. */
+export interface ToolBatchInputCall {
+  /** The tool_use block's id. */
+  readonly id: string;
+  /** The tool the model called. */
+  readonly name: string;
+  /** The raw input (parsed JSON), exactly as the model sent it. */
+  readonly input: unknown;
+}
+
+/**
+ * What `beforeCall` may answer: `undefined` to let the call run, `{ deny }` to answer it with
+ * an `is_error` result carrying that text, or `{ input }` to run it with another input (which
+ * is validated again with the tool's schema).
+ */
+export type BeforeToolCallResult =
+  | undefined
+  | { readonly deny: string }
+  | { readonly input: unknown };
+
+/**
+ * A per-call hook run after the policy allowed the batch and before planning (the core's
+ * `beforeToolCall`). Called once per call that would run (known tool, valid input), one call
+ * at a time, in tool_use order.
+ */
+export type BeforeToolCall = (
+  call: ToolBatchCall,
+) => BeforeToolCallResult | Promise<BeforeToolCallResult>;
+
+/** Options of {@link runToolBatch}. */
+export interface RunToolBatchOptions {
+  /** The reply's tool calls, in tool_use order, with their raw inputs. */
+  readonly calls: readonly ToolBatchInputCall[];
+  /** The agent's tools by name. */
+  readonly tools: ReadonlyMap<string, AnyToolDefinition>;
+  /** Resolved concurrency settings (see `resolveToolConcurrency`). Default `{ mode: "safe", maxConcurrency: 10 }`. */
+  readonly concurrency?: ResolvedToolConcurrency | undefined;
+  /** The batch policy (T23–T27). Default none: every batch is allowed. */
+  readonly policy?: ToolBatchPolicy | undefined;
+  /** The query's signal (T22). Default: a signal that never aborts. */
+  readonly signal?: AbortSignal | undefined;
+  /** Per-call hook: deny a call or replace its input. Default none. */
+  readonly beforeCall?: BeforeToolCall | undefined;
+  /**
+   * Builds each handler's context (T7). Default `{ signal, toolUseId, toolName }`. If it
+   * throws, that call fails with an `is_error` result.
+   */
+  readonly createContext?:
+    | ((call: ToolBatchCall, definition: AnyToolDefinition) => ToolContext)
+    | undefined;
+  /** Receives timing and decision events, synchronously. Whatever it throws is ignored. */
+  readonly onEvent?: ((event: ToolBatchEvent) => void) | undefined;
+  /** The monotonic clock, in milliseconds. Default `performance.now()`. */
+  readonly now?: (() => number) | undefined;
+}
+
+/** One call's result, as the batch returns it. */
+export interface ToolCallOutcome {
+  /** The tool_use block's id. */
+  readonly id: string;
+  /** The tool name the model called. */
+  readonly name: string;
+  /** The tool's kind; `"tool"` for an unknown tool. */
+  readonly kind: ToolKind;
+  /** The validated input when it passed the schema (replaced by `beforeCall` if it said so), else the raw input. */
+  readonly input: unknown;
+  /** What becomes the call's tool_result block. */
+  readonly result: ToolResult;
+  /** How the call ended. */
+  readonly status: ToolCallStatus;
+  /** When the batch arrived, on the batch's clock. */
+  readonly queuedAt: number;
+  /** When its handler started; absent when no handler ran. */
+  readonly startedAt?: number;
+  /** When its result was known. */
+  readonly finishedAt: number;
+}
+
+/** What {@link runToolBatch} resolves with. */
+export interface ToolBatchResult {
+  /** Exactly one outcome per call, in tool_use order (T20). */
+  readonly results: readonly ToolCallOutcome[];
+  /**
+   * `true` when the signal was aborted before the batch settled: the loop should reject with
+   * `createAbortError(signal.reason)`. Every started handler has settled by then (T22).
+   */
+  readonly aborted: boolean;
+  /** The policy's decision; `undefined` without a policy or when the policy failed. */
+  readonly decision: ToolBatchDecision | undefined;
+  /** Why the policy failed (T26), when it did. */
+  readonly policyError?: ToolBatchPolicyError;
+  /** The plan that ran; its `runs` are empty when nothing was scheduled. */
+  readonly plan: ToolBatchPlan;
+  /** The first call, in tool_use order, that asked to end the run (T8, T10, T11). */
+  readonly endTurn?: ToolBatchEndTurn;
+}
+
+/**
+ * Runs one model reply's tool calls (T12–T27): checks the whole batch with the policy, lets
+ * `beforeCall` deny or rewrite calls, validates inputs, plans runs, executes them with a pool
+ * of at most `maxConcurrency` handlers, and returns one result per call in tool_use order.
+ *
+ * Never rejects because of a tool, the policy, a hook or a listener: each of those becomes an
+ * `is_error` result. On abort, calls not yet started are never started; the promise settles
+ * only after every started handler has settled, with `aborted: true`. (The policy and
+ * `beforeCall` are awaited too once called.)
+ *
+ * @param options - {@link RunToolBatchOptions}.
+ * @returns The {@link ToolBatchResult}.
+ */
+export function runToolBatch(options: RunToolBatchOptions): Promise<ToolBatchResult> {
+  return new BatchExecution(options).run();
+}
+
+/** The mutable state of one call while its batch runs. Read by the planner as a plan call. */
+interface CallState {
+  readonly index: number;
+  readonly id: string;
+  readonly name: string;
+  readonly kind: ToolKind;
+  readonly definition: AnyToolDefinition | undefined;
+  /** Raw input until validated, then the validated input. */
+  input: unknown;
+  /** Set when the call will not run; makes it unsafe for the planner. */
+  error: unknown;
+  /** The result of a call that will not run, and its status. */
+  prepared: ToolResult | undefined;
+  preparedStatus: ToolCallStatus;
+  startedAt: number | undefined;
+  outcome: ToolCallOutcome | undefined;
+}
+
+const defaultNow = (): number => performance.now();
+
+class BatchExecution {
+  private readonly options: RunToolBatchOptions;
+  private readonly now: () => number;
+  private readonly onEvent: ((event: ToolBatchEvent) => void) | undefined;
+  private readonly signal: AbortSignal | undefined;
+  private readonly concurrency: ResolvedToolConcurrency;
+  private readonly states: CallState[];
+  private queuedAt = 0;
+  private inFlight = 0;
+  private contextSignal: AbortSignal | undefined;
+  private decision: ToolBatchDecision | undefined;
+  private policyError: ToolBatchPolicyError | undefined;
+
+  constructor(options: RunToolBatchOptions) {
+    this.options = options;
+    this.now = options.now ?? defaultNow;
+    this.onEvent = options.onEvent;
+    this.signal = options.signal;
+    this.concurrency = options.concurrency ?? DEFAULT_TOOL_CONCURRENCY;
+    this.states = new Array<CallState>(options.calls.length);
+  }
+
+  async run(): Promise<ToolBatchResult> {
+    const { calls, tools, policy } = this.options;
+    const states = this.states;
+    const queuedAt = this.now();
+    this.queuedAt = queuedAt;
+    for (let index = 0; index < calls.length; index++) {
+      const call = calls[index]!;
+      const definition = tools.get(call.name);
+      const state: CallState = {
+        index,
+        id: call.id,
+        name: call.name,
+        kind: definition?.kind ?? "tool",
+        definition,
+        input: call.input,
+        error: undefined,
+        prepared: undefined,
+        preparedStatus: "completed",
+        startedAt: undefined,
+        outcome: undefined,
+      };
+      states[index] = state;
+      if (this.onEvent !== undefined) {
+        this.emit({
+          type: "tool_call_queued",
+          time: queuedAt,
+          index,
+          id: state.id,
+          name: state.name,
+          kind: state.kind,
+        });
+      }
+    }
+    if (this.signal?.aborted) return this.settle(undefined);
+    if (policy !== undefined && !(await this.checkPolicy(policy))) return this.settle(undefined);
+    await this.prepare();
+    if (this.signal?.aborted) return this.settle(undefined);
+    const plan = planToolBatch(states, this.concurrency);
+    if (this.onEvent !== undefined) this.emit({ type: "batch_planned", time: this.now(), plan });
+    const runs = plan.runs;
+    for (let runIndex = 0; runIndex < runs.length; runIndex++) {
+      if (this.signal?.aborted) break;
+      await this.executeRun(runs[runIndex]!, runIndex);
+    }
+    return this.settle(plan);
+  }
+
+  /** Asks the policy (T23–T27); on refusal or failure, answers every call and returns false. */
+  private async checkPolicy(policy: ToolBatchPolicy): Promise<boolean> {
+    const toolCalls = Object.freeze(
+      this.states.map((state) =>
+        Object.freeze({ id: state.id, name: state.name, input: state.input, kind: state.kind }),
+      ),
+    );
+    let problem: string | undefined;
+    let cause: unknown;
+    try {
+      const checked = checkToolBatchDecision(await policy.validate({ toolCalls }));
+      if (typeof checked === "string") problem = `validate ${checked}`;
+      else this.decision = checked;
+    } catch (error) {
+      cause = error;
+      problem = `validate threw: ${errorMessage(error)}`;
+    }
+    if (problem !== undefined) {
+      const error = new ToolBatchPolicyError(
+        `toolBatchPolicy.validate failed: ${problem}. It must return (or resolve to) { allowed: true } or { allowed: false, code, message, conflictingToolCallIds?, suggestedNextStep? }; every call of the batch got a tool_batch_policy_error result and none ran.`,
+        cause !== undefined ? { cause } : undefined,
+      );
+      this.policyError = error;
+      if (this.onEvent !== undefined) this.emit({ type: "batch_policy", time: this.now(), error });
+      const result = errorToolResult(policyErrorText(problem), error);
+      for (const state of this.states) this.complete(state, "policy_error", result);
+      return false;
+    }
+    const decision = this.decision!;
+    if (this.onEvent !== undefined) this.emit({ type: "batch_policy", time: this.now(), decision });
+    if (decision.allowed) return true;
+    const error = new ToolBatchRefusedError(decision);
+    for (const state of this.states) {
+      this.complete(state, "refused", errorToolResult(refusalText(decision, state.id), error));
+    }
+    return false;
+  }
+
+  /** Validates inputs (T3) and runs `beforeCall`; answers the calls that will not run. */
+  private async prepare(): Promise<void> {
+    const beforeCall = this.options.beforeCall;
+    for (const state of this.states) {
+      const definition = state.definition;
+      if (definition === undefined) {
+        const text = unknownToolText(state.name, this.options.tools);
+        this.refuse(state, "unknown_tool", text, new LatticeError("unknown_tool", text));
+        continue;
+      }
+      const parsed = await parseToolInput(definition, state.input);
+      if (!parsed.success) {
+        this.refuse(state, "invalid_input", parsed.error.message, parsed.error);
+        continue;
+      }
+      state.input = parsed.input;
+      if (beforeCall !== undefined) {
+        if (this.signal?.aborted) return;
+        await this.askBeforeCall(beforeCall, state, definition);
+      }
+    }
+  }
+
+  private async askBeforeCall(
+    beforeCall: BeforeToolCall,
+    state: CallState,
+    definition: AnyToolDefinition,
+  ): Promise<void> {
+    let answer: unknown;
+    try {
+      answer = await beforeCall(
+        Object.freeze({ id: state.id, name: state.name, input: state.input, kind: state.kind }),
+      );
+    } catch (error) {
+      const text = `Tool call "${state.name}" (${state.id}) did not run: the beforeToolCall hook failed: ${errorMessage(error)}`;
+      this.refuse(state, "denied", text, new ToolCallHookError(state.id, text, { cause: error }));
+      return;
+    }
+    if (answer === undefined) return;
+    if (answer !== null && typeof answer === "object") {
+      if ("deny" in answer && typeof answer.deny === "string") {
+        const text =
+          answer.deny !== ""
+            ? answer.deny
+            : `Tool call "${state.name}" (${state.id}) was denied by the beforeToolCall hook.`;
+        this.refuse(state, "denied", text, new LatticeError("tool_call_denied", text));
+        return;
+      }
+      if ("input" in answer && !("deny" in answer)) {
+        const parsed = await parseToolInput(definition, answer.input);
+        if (parsed.success) {
+          state.input = parsed.input;
+        } else {
+          state.input = answer.input;
+          this.refuse(state, "invalid_input", parsed.error.message, parsed.error);
+        }
+        return;
+      }
+    }
+    const text = `Tool call "${state.name}" (${state.id}) did not run: the beforeToolCall hook returned ${describeValue(answer)}; it must return undefined, { deny: string } or { input }.`;
+    this.refuse(state, "denied", text, new ToolCallHookError(state.id, text));
+  }
+
+  /** Marks a call as one that will not run; its result is given when its turn comes. */
+  private refuse(state: CallState, status: ToolCallStatus, text: string, error: unknown): void {
+    state.error = error;
+    state.prepared = errorToolResult(text, error);
+    state.preparedStatus = status;
+  }
+
+  /** Runs one run of the plan: a pool of at most `maxConcurrency` (or 1) handlers. */
+  private async executeRun(run: ToolBatchRun, runIndex: number): Promise<void> {
+    const indices = run.indices;
+    const length = indices.length;
+    const states = this.states;
+    const limit = run.concurrent ? Math.min(this.concurrency.maxConcurrency, length) : 1;
+    if (limit <= 1) {
+      for (let position = 0; position < length; position++) {
+        if (this.signal?.aborted) return;
+        const pending = this.start(states[indices[position]!]!, runIndex);
+        if (pending !== undefined) await pending;
+      }
+      return;
+    }
+    let cursor = 0;
+    const worker = async (): Promise<void> => {
+      while (cursor < length) {
+        if (this.signal?.aborted) return;
+        const pending = this.start(states[indices[cursor++]!]!, runIndex);
+        if (pending !== undefined) await pending;
+      }
+    };
+    const workers = new Array<Promise<void>>(limit);
+    for (let slot = 0; slot < limit; slot++) workers[slot] = worker();
+    await Promise.all(workers);
+  }
+
+  /**
+   * Starts a call's handler, in the same synchronous step as the abort check before it.
+   * Returns `undefined` when the call needed no handler (it was answered at once).
+   */
+  private start(state: CallState, runIndex: number): Promise<void> | undefined {
+    if (state.prepared !== undefined) {
+      this.complete(state, state.preparedStatus, state.prepared);
+      return undefined;
+    }
+    const definition = state.definition!;
+    state.startedAt = this.now();
+    this.inFlight++;
+    if (this.onEvent !== undefined) {
+      this.emit({
+        type: "tool_call_started",
+        time: state.startedAt,
+        index: state.index,
+        id: state.id,
+        name: state.name,
+        kind: state.kind,
+        runIndex,
+        inFlight: this.inFlight,
+      });
+    }
+    let pending: Promise<ToolResult>;
+    try {
+      const context = this.options.createContext
+        ? this.options.createContext(
+            { id: state.id, name: state.name, input: state.input, kind: state.kind },
+            definition,
+          )
+        : { signal: this.handlerSignal(), toolUseId: state.id, toolName: state.name };
+      pending = executeTool(definition, state.input, context);
+    } catch (error) {
+      pending = Promise.resolve(
+        errorToolResult(
+          `Tool "${state.name}" could not start: creating its context failed: ${errorMessage(error)}`,
+          error,
+        ),
+      );
+    }
+    return pending.then(
+      (result) => this.handlerSettled(state, result),
+      (error: unknown) =>
+        this.handlerSettled(
+          state,
+          errorToolResult(`Tool "${state.name}" failed: ${errorMessage(error)}`, error),
+        ),
+    );
+  }
+
+  private handlerSettled(state: CallState, result: ToolResult): void {
+    this.inFlight--;
+    this.complete(state, result.isError ? "failed" : "completed", result);
+  }
+
+  private handlerSignal(): AbortSignal {
+    if (this.signal !== undefined) return this.signal;
+    if (this.contextSignal === undefined) this.contextSignal = new AbortController().signal;
+    return this.contextSignal;
+  }
+
+  /** Records a call's outcome and reports it. */
+  private complete(state: CallState, status: ToolCallStatus, result: ToolResult): void {
+    const finishedAt = this.now();
+    const startedAt = state.startedAt;
+    state.outcome =
+      startedAt === undefined
+        ? {
+            id: state.id,
+            name: state.name,
+            kind: state.kind,
+            input: state.input,
+            result,
+            status,
+            queuedAt: this.queuedAt,
+            finishedAt,
+          }
+        : {
+            id: state.id,
+            name: state.name,
+            kind: state.kind,
+            input: state.input,
+            result,
+            status,
+            queuedAt: this.queuedAt,
+            startedAt,
+            finishedAt,
+          };
+    if (this.onEvent !== undefined) {
+      this.emit({
+        type: "tool_call_finished",
+        time: finishedAt,
+        index: state.index,
+        id: state.id,
+        name: state.name,
+        kind: state.kind,
+        status,
+        isError: result.isError,
+        durationMs: startedAt === undefined ? 0 : finishedAt - startedAt,
+      });
+    }
+  }
+
+  /** Answers every call still without a result, then assembles the batch's result. */
+  private settle(plan: ToolBatchPlan | undefined): ToolBatchResult {
+    let cancelled: ToolResult | undefined;
+    const states = this.states;
+    const results = new Array<ToolCallOutcome>(states.length);
+    for (let index = 0; index < states.length; index++) {
+      const state = states[index]!;
+      if (state.outcome === undefined) {
+        if (state.prepared !== undefined) {
+          this.complete(state, state.preparedStatus, state.prepared);
+        } else {
+          cancelled ??= errorToolResult(
+            "This tool call was cancelled before it started: the query was aborted.",
+            createAbortError(this.signal?.reason),
+          );
+          this.complete(state, "cancelled", cancelled);
+        }
+      }
+      results[index] = state.outcome!;
+    }
+    const endTurn = findEndTurn(results);
+    return {
+      results,
+      aborted: this.signal?.aborted === true,
+      decision: this.decision,
+      ...(this.policyError !== undefined ? { policyError: this.policyError } : {}),
+      plan: plan ?? {
+        mode: this.concurrency.mode,
+        maxConcurrency: this.concurrency.maxConcurrency,
+        runs: [],
+      },
+      ...(endTurn !== undefined ? { endTurn } : {}),
+    };
+  }
+
+  private emit(event: ToolBatchEvent): void {
+    try {
+      this.onEvent!(event);
+    } catch {
+      // A listener's fault must never break a batch.
+    }
+  }
+}
+
+function unknownToolText(name: string, tools: ReadonlyMap<string, AnyToolDefinition>): string {
+  const names = [...tools.keys()];
+  return names.length === 0
+    ? `Unknown tool "${name}". No tools are available.`
+    : `Unknown tool "${name}". Available tools: ${names.join(", ")}.`;
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message === "" ? error.name : error.message;
+  return typeof error === "string" ? error : describeValue(error);
+}
