@@ -1,0 +1,143 @@
+import { assertKnownOptions } from "@lattice/tools";
+import type { ModelProviderV1 } from "../model-provider.js";
+import type { ModelRequest } from "../model-request.js";
+import type { ModelStreamEvent } from "../model-stream-event.js";
+import { ProviderError } from "../provider-error.js";
+import { resolveApiKey } from "../resolve-api-key.js";
+import { type CallContext, callModel } from "../transport/call-model.js";
+import { checkCount, trimBaseURL } from "../transport/provider-options.js";
+import { safeEndpoint } from "../transport/redact-secret.js";
+import type { ResponseCodec } from "../transport/stream-decoder.js";
+import { AnthropicStreamDecoder } from "./anthropic-stream-decoder.js";
+import { decodeAnthropicMessage } from "./decode-anthropic-message.js";
+import { toAnthropicBody } from "./to-anthropic-body.js";
+
+/** The Anthropic API's address. */
+const DEFAULT_BASE_URL = "https://api.anthropic.com";
+const OPTION_KEYS: ReadonlySet<string> = new Set([
+  "apiKey",
+  "authToken",
+  "baseURL",
+  "headers",
+  "maxRetries",
+  "timeoutMs",
+  "fetch",
+]);
+
+/** Options of {@link anthropic}. Checked strictly: an unknown key throws. */
+export interface AnthropicOptions {
+  /**
+   * The API key, sent as `x-api-key`. Default: `ANTHROPIC_API_KEY`, or `DEEPSEEK_API_KEY` when
+   * `baseURL` is on deepseek.com. Never printed in errors, logs or traces.
+   */
+  readonly apiKey?: string;
+  /** A bearer token, sent as `Authorization: Bearer …` instead of `x-api-key`. */
+  readonly authToken?: string;
+  /**
+   * The API's base URL; requests go to `baseURL + "/v1/messages"`. Default
+   * `https://api.anthropic.com`. DeepSeek: `https://api.deepseek.com/anthropic`.
+   */
+  readonly baseURL?: string;
+  /** Extra headers sent with every request (for example `anthropic-beta`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Retries after the first attempt on 408, 409, 429, 5xx, 529 and connection failures. Default 2. */
+  readonly maxRetries?: number;
+  /** The longest wait for response headers, or between two stream chunks, in ms. Default 600000. */
+  readonly timeoutMs?: number;
+  /** A custom `fetch` (a proxy agent, a test double). Default: the platform's `fetch`. */
+  readonly fetch?: typeof globalThis.fetch;
+}
+
+/**
+ * A provider for the Anthropic Messages API and compatible endpoints (Claude, DeepSeek's
+ * `/anthropic` endpoint, gateways).
+ *
+ * POSTs to `baseURL + "/v1/messages"` with `anthropic-version: 2023-06-01`; streams over SSE
+ * unless the request says `stream: false`. Thinking blocks (with their signatures) are
+ * returned whole so they can be sent back unchanged on the next turn.
+ *
+ * @example
+ * ```ts
+ * const provider = anthropic({ baseURL: "https://api.deepseek.com/anthropic" });
+ * for await (const event of provider.stream({ model: "deepseek-v4-flash", maxTokens: 1024,
+ *   messages: [{ role: "user", content: "Hello" }] })) {
+ *   if (event.type === "text_delta") process.stdout.write(event.text);
+ * }
+ * ```
+ *
+ * @param options - {@link AnthropicOptions}.
+ * @returns A {@link ModelProviderV1} named `"anthropic"`.
+ * @throws `UnknownOptionError` for an unknown option; `InvalidOptionError` for a bad value.
+ *   A missing key is reported when the first request is made, as a `ProviderError` with code
+ *   `provider_missing_api_key`.
+ */
+export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
+  const prefix = "anthropic():";
+  assertKnownOptions(options, OPTION_KEYS, prefix);
+  const baseURL = trimBaseURL(options.baseURL ?? DEFAULT_BASE_URL, prefix);
+  const maxRetries = checkCount(options.maxRetries, 2, "maxRetries", prefix);
+  const timeoutMs = checkCount(options.timeoutMs, 600_000, "timeoutMs", prefix);
+  const deepseek = /(^|\.)deepseek\.com$/i.test(hostOf(baseURL));
+  const resolved =
+    options.authToken !== undefined && options.apiKey === undefined
+      ? { key: options.authToken, hint: "the authToken option" }
+      : resolveApiKey(options.apiKey, deepseek ? "DEEPSEEK_API_KEY" : "ANTHROPIC_API_KEY");
+  const useBearer = options.authToken !== undefined && options.apiKey === undefined;
+  const url = `${baseURL}/v1/messages`;
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json",
+    "anthropic-version": "2023-06-01",
+    ...options.headers,
+  };
+  if (resolved.key !== undefined) {
+    if (useBearer) headers.authorization = `Bearer ${resolved.key}`;
+    else headers["x-api-key"] = resolved.key;
+  }
+  const call: CallContext = {
+    label: deepseek ? "DeepSeek Anthropic API" : "Anthropic API",
+    endpoint: safeEndpoint(url),
+    url,
+    headers,
+    fetch: options.fetch ?? globalThis.fetch,
+    maxRetries,
+    timeoutMs,
+    secret: resolved.key,
+    keyHint: resolved.hint,
+  };
+  const codec: ResponseCodec = {
+    createStreamDecoder: () => new AnthropicStreamDecoder(call),
+    decodeMessage: (body) => decodeAnthropicMessage(call, body),
+  };
+  const publicBaseURL = safeEndpoint(baseURL).replace(/\/$/, "");
+  return {
+    specificationVersion: "v1",
+    name: "anthropic",
+    baseURL: publicBaseURL,
+    stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
+      if (resolved.key === undefined) return missingKey(call);
+      const stream = request.stream !== false;
+      const body = JSON.stringify(toAnthropicBody(request, stream));
+      return callModel(call, codec, body, stream, request.signal);
+    },
+  };
+}
+
+/** Fails the first iteration with a `provider_missing_api_key` error. */
+// biome-ignore lint/correctness/useYield: the iterator only throws.
+async function* missingKey(call: CallContext): AsyncGenerator<ModelStreamEvent> {
+  throw new ProviderError({
+    code: "provider_missing_api_key",
+    message: `No API key for ${call.label} at ${call.endpoint}: set ${call.keyHint}.`,
+    endpoint: call.endpoint,
+    retryable: false,
+  });
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return "";
+  }
+}

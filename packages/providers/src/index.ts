@@ -1,0 +1,19 @@
+export { type AnthropicOptions, anthropic } from "./anthropic/anthropic.js";
+export type {
+  ContentBlock,
+  ModelMessage,
+  RedactedThinkingBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+} from "./content-blocks.js";
+export type { ModelProviderV1 } from "./model-provider.js";
+export type { ModelRequest, ModelToolChoice } from "./model-request.js";
+export type { ModelResponse, ModelUsage, StopReason } from "./model-response.js";
+export type { ModelStreamEvent, StreamBlockStart } from "./model-stream-event.js";
+export {
+  ProviderError,
+  type ProviderErrorCode,
+  type ProviderErrorDetails,
+} from "./provider-error.js";
+export { type ResolvedApiKey, resolveApiKey } from "./resolve-api-key.js";

@@ -1,0 +1,53 @@
+import type { ContentBlock } from "./content-blocks.js";
+
+/**
+ * Why the model stopped, normalised across providers. `"other"` covers reasons a provider
+ * reports that have no common meaning (the raw value is in {@link ModelResponse.rawStopReason}).
+ */
+export type StopReason =
+  | "end_turn"
+  | "tool_use"
+  | "max_tokens"
+  | "stop_sequence"
+  | "pause_turn"
+  | "refusal"
+  | "other";
+
+/**
+ * Token counts of one model call, with Anthropic's meaning: `inputTokens` excludes tokens read
+ * from or written to the prompt cache, so the whole input is
+ * `inputTokens + (cacheReadInputTokens ?? 0) + (cacheCreationInputTokens ?? 0)`.
+ * OpenAI-compatible `prompt_tokens` is split accordingly.
+ */
+export interface ModelUsage {
+  /** Input tokens not served from or written to the cache. */
+  inputTokens: number;
+  /** Output tokens, thinking included. */
+  outputTokens: number;
+  /** Input tokens read from the prompt cache, when the API reports them. */
+  cacheReadInputTokens?: number;
+  /** Input tokens written to the prompt cache, when the API reports them. */
+  cacheCreationInputTokens?: number;
+}
+
+/** The complete result of one successful model call. */
+export interface ModelResponse {
+  /** The API's message id, when it sent one. */
+  id?: string;
+  /** The model that answered, as the API names it. */
+  model: string;
+  /** The assistant message: text, thinking (with signature) and tool_use blocks with parsed input. */
+  message: { role: "assistant"; content: ContentBlock[] };
+  /** Why the model stopped. */
+  stopReason: StopReason;
+  /** The stop reason exactly as the API sent it, when it sent one. */
+  rawStopReason?: string;
+  /** Token counts. */
+  usage: ModelUsage;
+  /** The API's request id (`request-id` or `x-request-id` header), for support tickets. */
+  requestId?: string;
+  /** How many times the request was retried before it succeeded. */
+  retries: number;
+  /** Wall time from the first attempt to the end of the response, in milliseconds. */
+  latencyMs: number;
+}

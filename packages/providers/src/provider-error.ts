@@ -1,0 +1,98 @@
+import { LatticeError } from "@lattice/tools";
+
+/**
+ * The stable codes a {@link ProviderError} carries, one per kind of failure.
+ *
+ * - `provider_invalid_request` — 400 (and other 4xx without a finer code): the request is wrong.
+ * - `provider_authentication` — 401: the key is missing, wrong or revoked.
+ * - `provider_permission` — 403: the key may not use this model or endpoint.
+ * - `provider_not_found` — 404: wrong `baseURL` or model.
+ * - `provider_request_too_large` — 413.
+ * - `provider_rate_limited` — 429, after retries.
+ * - `provider_overloaded` — 529 or an `overloaded_error`, after retries.
+ * - `provider_server_error` — 408, 409 or 5xx, after retries.
+ * - `provider_connection` — the connection failed or was cut before a response.
+ * - `provider_timeout` — no response (or no stream data) within `timeoutMs`.
+ * - `provider_stream_error` — the API sent an error event mid-stream.
+ * - `provider_stream_truncated` — the stream ended before the message was complete.
+ * - `provider_malformed_response` — the API sent something that is not the protocol.
+ * - `provider_missing_api_key` — no key was given or found in the environment.
+ */
+export type ProviderErrorCode =
+  | "provider_invalid_request"
+  | "provider_authentication"
+  | "provider_permission"
+  | "provider_not_found"
+  | "provider_request_too_large"
+  | "provider_rate_limited"
+  | "provider_overloaded"
+  | "provider_server_error"
+  | "provider_connection"
+  | "provider_timeout"
+  | "provider_stream_error"
+  | "provider_stream_truncated"
+  | "provider_malformed_response"
+  | "provider_missing_api_key";
+
+/** Everything a {@link ProviderError} is built from. */
+export interface ProviderErrorDetails {
+  /** The stable failure code. */
+  readonly code: ProviderErrorCode;
+  /** What happened, to which endpoint, and what to do next; never contains a key. */
+  readonly message: string;
+  /** The URL the request went to, without credentials. */
+  readonly endpoint: string;
+  /** The HTTP status, when the API answered with one. */
+  readonly status?: number;
+  /** The API's error type, for example `"overloaded_error"` or `"invalid_request_error"`. */
+  readonly type?: string;
+  /** The API's own error message. */
+  readonly apiMessage?: string;
+  /** Whether trying the same request again may succeed. */
+  readonly retryable: boolean;
+  /** The API's request id, when it sent one. */
+  readonly requestId?: string;
+  /** The underlying error, if any. */
+  readonly cause?: unknown;
+}
+
+/**
+ * A model call failed: the API answered with an error, the connection failed, or the stream
+ * was cut or malformed. Thrown by a provider's stream after its retries are spent.
+ *
+ * The message names the endpoint (never a key) and what to do next, for example which
+ * environment variable to check after a 401.
+ */
+export class ProviderError extends LatticeError {
+  declare readonly code: ProviderErrorCode;
+  /** The HTTP status, when the API answered with one. */
+  readonly status: number | undefined;
+  /** The API's error type, for example `"rate_limit_error"`. */
+  readonly type: string | undefined;
+  /** The API's own error message. */
+  readonly apiMessage: string | undefined;
+  /** Whether trying the same request again may succeed. */
+  readonly retryable: boolean;
+  /** The API's request id, when it sent one. */
+  readonly requestId: string | undefined;
+  /** The URL the request went to, without credentials. */
+  readonly endpoint: string;
+
+  /**
+   * @param details - The failure; see {@link ProviderErrorDetails}.
+   */
+  constructor(details: ProviderErrorDetails) {
+    super(
+      details.code,
+      details.message,
+      details.cause === undefined ? undefined : { cause: details.cause },
+    );
+    this.name = "ProviderError";
+    this.status = details.status;
+    this.type = details.type;
+    this.apiMessage = details.apiMessage;
+    this.retryable = details.retryable;
+    this.requestId = details.requestId;
+    this.endpoint = details.endpoint;
+  }
+}
