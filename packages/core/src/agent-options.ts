@@ -1,0 +1,316 @@
+import { anthropic, type ModelProviderV1 } from "@lattice/providers";
+import {
+  type ResolvedToolConcurrency,
+  resolveToolConcurrency,
+  type ToolBatchPolicy,
+  type ToolConcurrencyOptions,
+  validateToolBatchPolicy,
+} from "@lattice/scheduler";
+import {
+  type AnyToolDefinition,
+  assertKnownOptions,
+  describeValue,
+  InvalidOptionError,
+} from "@lattice/tools";
+import { AGENT_HOOK_KEYS, type AgentHooks } from "./agent-hooks.js";
+import type { TraceEvent } from "./trace-event.js";
+
+/** The names of the built-in tools `createAgent({ builtinTools })` can enable. */
+export type BuiltinToolName = "Read" | "LS" | "Glob" | "Grep" | "Write" | "Edit" | "Bash";
+
+/**
+ * The options of `createAgent()`, `createBareAgent()` and `defineAgent()`. Checked strictly
+ * (T31): an unknown key throws when the agent is assembled, with the message
+ * `AgentOptions: unknown option "<key>". Check for a typo, or upgrade the SDK if this option was added in a newer version.`
+ */
+export interface AgentOptions {
+  /** The agent's name: required by `defineAgent` (it names agent tools and team members). */
+  readonly name?: string;
+  /** What the agent does: the description of the tool `agentTool()` makes from it. */
+  readonly description?: string;
+  /** The model id, for example `"claude-sonnet-4-6"` or `"deepseek-v4-flash"`. Required by `createAgent`. */
+  readonly model?: string;
+  /**
+   * The API key for the default Anthropic-compatible provider. Default: `ANTHROPIC_API_KEY`, or
+   * `DEEPSEEK_API_KEY` when `baseURL` points at DeepSeek (T34). Not allowed with `provider`.
+   */
+  readonly apiKey?: string;
+  /**
+   * The base URL of the default Anthropic-compatible provider; requests go to
+   * `baseURL + "/v1/messages"`. Default `https://api.anthropic.com`. Not allowed with `provider`.
+   */
+  readonly baseURL?: string;
+  /** A provider to use instead of the default: `openaiCompatible({...})`, `anthropic({...})`, your own. */
+  readonly provider?: ModelProviderV1;
+  /** Your system prompt. `createAgent` appends the SDK's guidance after it; `createBareAgent` sends it alone. */
+  readonly systemPrompt?: string;
+  /** The tools the model may call. Names must be unique. */
+  readonly tools?: readonly AnyToolDefinition[];
+  /** How the calls of one batch run: `{ mode: "safe" | "all" | "sequential", maxConcurrency }` (T14). */
+  readonly toolConcurrency?: ToolConcurrencyOptions;
+  /** Checks a whole batch before anything runs (T23–T28). */
+  readonly toolBatchPolicy?: ToolBatchPolicy;
+  /** `beforeToolCall` and `onToolResult` callbacks. */
+  readonly hooks?: AgentHooks;
+  /** Model calls before the run ends with `error_max_turns`. Default 100. */
+  readonly maxTurns?: number;
+  /** `max_tokens` of each model call. Default 4096. */
+  readonly maxTokens?: number;
+  /** Sampling temperature. Default: the API's. */
+  readonly temperature?: number;
+  /** Yield `stream_event` messages with every partial delta. Default `false`. */
+  readonly includePartialMessages?: boolean;
+  /** Receives every trace event of every run, synchronously. Exceptions it throws are ignored. */
+  readonly onTrace?: (event: TraceEvent) => void;
+  /** Built-in tools to enable (`createAgent` only); none by default. */
+  readonly builtinTools?: readonly BuiltinToolName[];
+  /** The working directory built-in tools are confined to. Default `process.cwd()`. */
+  readonly cwd?: string;
+  /** More directories built-in tools may touch. */
+  readonly additionalDirectories?: readonly string[];
+}
+
+/** Every key {@link AgentOptions} accepts. */
+export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
+  "name",
+  "description",
+  "model",
+  "apiKey",
+  "baseURL",
+  "provider",
+  "systemPrompt",
+  "tools",
+  "toolConcurrency",
+  "toolBatchPolicy",
+  "hooks",
+  "maxTurns",
+  "maxTokens",
+  "temperature",
+  "includePartialMessages",
+  "onTrace",
+  "builtinTools",
+  "cwd",
+  "additionalDirectories",
+]);
+
+/** Default `maxTurns`. */
+export const DEFAULT_MAX_TURNS = 100;
+/** Default `maxTokens`. */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+const PREFIX = "AgentOptions:";
+
+/** Agent settings after validation, with defaults applied. */
+export interface ValidatedAgentOptions {
+  readonly options: AgentOptions;
+  readonly tools: readonly AnyToolDefinition[];
+  readonly concurrency: ResolvedToolConcurrency;
+  readonly policy: ToolBatchPolicy | undefined;
+  readonly hooks: AgentHooks;
+  readonly maxTurns: number;
+  readonly maxTokens: number;
+}
+
+/**
+ * Checks an options object strictly and resolves its defaults. Used by every agent factory.
+ *
+ * @param options - The options as the user gave them.
+ * @throws {@link UnknownOptionError} for an unknown key (T31, T32).
+ * @throws {@link InvalidOptionError} for a known key with a value the SDK cannot use.
+ */
+export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "options",
+      `must be an object, received ${describeValue(options)}. Pass { model, tools, ... }.`,
+    );
+  }
+  assertKnownOptions(options, AGENT_OPTION_KEYS, PREFIX);
+  const o = options as AgentOptions;
+  optionalString(o.name, "name");
+  optionalString(o.description, "description");
+  optionalString(o.model, "model");
+  optionalString(o.apiKey, "apiKey");
+  optionalString(o.baseURL, "baseURL");
+  optionalString(o.systemPrompt, "systemPrompt");
+  optionalString(o.cwd, "cwd");
+  if (o.provider !== undefined) {
+    const provider = o.provider as Partial<ModelProviderV1> | null;
+    if (
+      provider === null ||
+      typeof provider !== "object" ||
+      typeof provider.stream !== "function"
+    ) {
+      throw new InvalidOptionError(
+        PREFIX,
+        "provider",
+        `must be a model provider such as anthropic({...}) or openaiCompatible({...}), received ${describeValue(o.provider)}.`,
+      );
+    }
+    if (provider.specificationVersion !== "v1") {
+      throw new InvalidOptionError(
+        PREFIX,
+        "provider",
+        `implements provider specification ${describeValue(provider.specificationVersion)}, but this SDK speaks "v1". Upgrade the SDK or the provider package.`,
+      );
+    }
+    for (const key of ["apiKey", "baseURL"] as const) {
+      if (o[key] !== undefined) {
+        throw new InvalidOptionError(
+          PREFIX,
+          key,
+          `cannot be combined with "provider": pass it to the provider factory instead, for example openaiCompatible({ ${key} }).`,
+        );
+      }
+    }
+  }
+  if (o.name !== undefined && !/^[a-zA-Z0-9_-]{1,64}$/.test(o.name)) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "name",
+      `must be 1 to 64 letters, digits, "_" or "-" (it names the agent's tool), received ${describeValue(o.name)}.`,
+    );
+  }
+  const maxTurns = positiveInteger(o.maxTurns, "maxTurns", DEFAULT_MAX_TURNS);
+  const maxTokens = positiveInteger(o.maxTokens, "maxTokens", DEFAULT_MAX_TOKENS);
+  if (o.temperature !== undefined && (typeof o.temperature !== "number" || !(o.temperature >= 0))) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "temperature",
+      `must be a number ≥ 0, received ${describeValue(o.temperature)}.`,
+    );
+  }
+  for (const key of ["includePartialMessages"] as const) {
+    if (o[key] !== undefined && typeof o[key] !== "boolean") {
+      throw new InvalidOptionError(
+        PREFIX,
+        key,
+        `must be true or false, received ${describeValue(o[key])}.`,
+      );
+    }
+  }
+  if (o.onTrace !== undefined && typeof o.onTrace !== "function") {
+    throw new InvalidOptionError(
+      PREFIX,
+      "onTrace",
+      `must be a function (event) => void, received ${describeValue(o.onTrace)}.`,
+    );
+  }
+  const tools = validateTools(o.tools);
+  const hooks = validateHooks(o.hooks);
+  return {
+    options: o,
+    tools,
+    concurrency: resolveToolConcurrency(o.toolConcurrency, PREFIX),
+    policy: validateToolBatchPolicy(o.toolBatchPolicy, PREFIX),
+    hooks,
+    maxTurns,
+    maxTokens,
+  };
+}
+
+/**
+ * Throws when two tools share a name: the model could not tell them apart.
+ *
+ * @param tools - The tools in the order they will be offered.
+ */
+export function assertUniqueToolNames(tools: readonly AnyToolDefinition[]): void {
+  const seen = new Set<string>();
+  for (const definition of tools) {
+    if (seen.has(definition.name)) {
+      throw new InvalidOptionError(
+        PREFIX,
+        "tools",
+        `holds two tools named "${definition.name}". Tool names must be unique; rename one of them.`,
+      );
+    }
+    seen.add(definition.name);
+  }
+}
+
+/**
+ * The provider an agent talks to: `options.provider`, or `anthropic({ apiKey, baseURL })`.
+ *
+ * @param options - Validated options.
+ */
+export function resolveProvider(options: AgentOptions): ModelProviderV1 {
+  if (options.provider !== undefined) return options.provider;
+  return anthropic({
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+  });
+}
+
+function validateTools(tools: unknown): readonly AnyToolDefinition[] {
+  if (tools === undefined) return [];
+  if (!Array.isArray(tools)) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "tools",
+      `must be an array of tools made with tool(), received ${describeValue(tools)}.`,
+    );
+  }
+  tools.forEach((definition: unknown, index) => {
+    const d = definition as Partial<AnyToolDefinition> | null;
+    if (
+      d === null ||
+      typeof d !== "object" ||
+      typeof d.name !== "string" ||
+      typeof d.handler !== "function" ||
+      typeof d.inputSchema !== "object"
+    ) {
+      throw new InvalidOptionError(
+        PREFIX,
+        `tools[${index}]`,
+        `is not a tool definition (received ${describeValue(definition)}). Make tools with tool(name, description, schema, handler).`,
+      );
+    }
+  });
+  assertUniqueToolNames(tools as AnyToolDefinition[]);
+  return tools as AnyToolDefinition[];
+}
+
+function validateHooks(hooks: unknown): AgentHooks {
+  if (hooks === undefined) return {};
+  if (hooks === null || typeof hooks !== "object" || Array.isArray(hooks)) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "hooks",
+      `must be an object { beforeToolCall?, onToolResult? }, received ${describeValue(hooks)}.`,
+    );
+  }
+  assertKnownOptions(hooks, AGENT_HOOK_KEYS, `${PREFIX} hooks:`);
+  for (const [key, value] of Object.entries(hooks)) {
+    if (value !== undefined && typeof value !== "function") {
+      throw new InvalidOptionError(
+        PREFIX,
+        `hooks.${key}`,
+        `must be a function, received ${describeValue(value)}.`,
+      );
+    }
+  }
+  return hooks as AgentHooks;
+}
+
+function optionalString(value: unknown, key: string): void {
+  if (value !== undefined && typeof value !== "string") {
+    throw new InvalidOptionError(
+      PREFIX,
+      key,
+      `must be a string, received ${describeValue(value)}.`,
+    );
+  }
+}
+
+function positiveInteger(value: unknown, key: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new InvalidOptionError(
+      PREFIX,
+      key,
+      `must be a positive integer, received ${describeValue(value)}. Omit it for the default (${fallback}).`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,275 @@
+import type { ContentBlock, ModelProviderV1 } from "@lattice/providers";
+import { createAbortError } from "@lattice/scheduler";
+import {
+  type AnyToolDefinition,
+  assertKnownOptions,
+  describeValue,
+  InvalidOptionError,
+} from "@lattice/tools";
+import {
+  type AgentOptions,
+  assertUniqueToolNames,
+  type BuiltinToolName,
+  resolveProvider,
+  validateAgentOptions,
+} from "./agent-options.js";
+import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
+import { MessageChannel } from "./message-channel.js";
+import { type AgentRuntime, type RunPlacement, runAgent } from "./run-agent.js";
+import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
+import { buildSystemPrompt, hasConcurrentTools } from "./system-prompt.js";
+
+/** Options of one query. Checked strictly. */
+export interface QueryOptions {
+  /** Aborts the run: started handlers settle, queued calls never start, the query rejects with an `AbortError` (T22). */
+  readonly signal?: AbortSignal;
+}
+
+const QUERY_OPTION_KEYS: ReadonlySet<string> = new Set(["signal"]);
+
+/** What a user message may hold: a string, or text and image blocks. */
+export type Prompt = string | readonly ContentBlock[];
+
+/** A runnable agent: what `createAgent` and `createBareAgent` return. */
+export interface Agent {
+  /** The agent's name, when it has one. */
+  readonly name: string | undefined;
+  /** The model the agent talks to. */
+  readonly model: string;
+  /** The provider the agent talks through. */
+  readonly provider: ModelProviderV1;
+  /**
+   * Runs the agent on a prompt and streams its messages: `system`/`init`, then per turn an
+   * `assistant` message and a `user` message of tool results, `stream_event`s when
+   * `includePartialMessages` is on, and last the `result`. The run starts when you start
+   * iterating; breaking out of the loop aborts it.
+   *
+   * @throws (from the iterator) an error named `"AbortError"` when `options.signal` aborts.
+   */
+  query(prompt: Prompt, options?: QueryOptions): AsyncIterable<SDKMessage>;
+  /**
+   * Runs the agent to the end and resolves with its result message.
+   *
+   * @throws an error named `"AbortError"` when `options.signal` aborts.
+   */
+  run(prompt: Prompt, options?: QueryOptions): Promise<SDKResultMessage>;
+}
+
+type Flavor = "standard" | "bare";
+
+/**
+ * Creates the standard agent: the loop, plus the SDK's system-prompt guidance (the note on
+ * parallel calls, T17, when some tools can run concurrently) and the built-in tools named in
+ * `builtinTools`, confined to `cwd`.
+ *
+ * With no `provider`, talks the Anthropic Messages API at `baseURL` (default Anthropic;
+ * `https://api.deepseek.com/anthropic` for DeepSeek) with `apiKey` or the environment's key
+ * (T34).
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({ model: "claude-sonnet-4-6", tools: [search] });
+ * const result = await agent.run("Find the release notes");
+ * ```
+ *
+ * @param options - {@link AgentOptions}, or a definition from `defineAgent`.
+ * @throws {@link UnknownOptionError} for an unknown key (T31, T32).
+ * @throws {@link InvalidOptionError} for a bad value, a missing `model`, or duplicate tool names.
+ */
+export function createAgent(options: AgentOptions | AgentDefinition): Agent {
+  return assemble(options, "standard");
+}
+
+/**
+ * Creates an agent that runs the same loop with nothing added: your system prompt as given,
+ * your tools only, no built-in tools.
+ *
+ * @param options - {@link AgentOptions} (without `builtinTools`), or a definition.
+ * @throws {@link UnknownOptionError} for an unknown key (T31, T32).
+ * @throws {@link InvalidOptionError} for a bad value, a missing `model`, or `builtinTools`.
+ */
+export function createBareAgent(options: AgentOptions | AgentDefinition): Agent {
+  return assemble(options, "bare");
+}
+
+function assemble(options: AgentOptions | AgentDefinition, flavor: Flavor): Agent {
+  const validated = validateAgentOptions(isAgentDefinition(options) ? { ...options } : options);
+  const o = validated.options;
+  if (o.model === undefined || o.model === "") {
+    throw new InvalidOptionError(
+      "AgentOptions:",
+      "model",
+      'is required: name the model to talk to, for example model: "claude-sonnet-4-6" or model: "deepseek-v4-flash".',
+    );
+  }
+  const builtinNames = validateBuiltinNames(o, flavor);
+  const provider = resolveProvider(o);
+  const userTools = validated.tools;
+  let runtime: AgentRuntime | undefined;
+  let pending: Promise<AgentRuntime> | undefined;
+
+  const makeRuntime = (tools: readonly AnyToolDefinition[]): AgentRuntime => ({
+    model: o.model as string,
+    provider,
+    system:
+      flavor === "standard"
+        ? buildSystemPrompt(o.systemPrompt, hasConcurrentTools(tools, validated.concurrency))
+        : o.systemPrompt,
+    tools,
+    toolMap: new Map(tools.map((definition) => [definition.name, definition])),
+    concurrency: validated.concurrency,
+    policy: validated.policy,
+    hooks: validated.hooks,
+    maxTurns: validated.maxTurns,
+    maxTokens: validated.maxTokens,
+    temperature: o.temperature,
+    includePartialMessages: o.includePartialMessages === true,
+    onTrace: o.onTrace,
+  });
+  if (builtinNames.length === 0) runtime = makeRuntime(userTools);
+  else
+    assertUniqueToolNames([
+      ...userTools,
+      ...builtinNames.map((name) => ({ name }) as AnyToolDefinition),
+    ]);
+
+  // Built-in tools load on first use, so agents without them never import node:fs code.
+  const getRuntime = (): AgentRuntime | Promise<AgentRuntime> => {
+    if (runtime !== undefined) return runtime;
+    pending ??= import("@lattice/tools/builtin").then(({ builtinTools }) => {
+      const builtins = builtinTools({
+        tools: builtinNames,
+        cwd: o.cwd ?? process.cwd(),
+        ...(o.additionalDirectories !== undefined
+          ? { additionalDirectories: o.additionalDirectories }
+          : {}),
+      });
+      runtime = makeRuntime([...userTools, ...builtins]);
+      return runtime;
+    });
+    return pending;
+  };
+
+  const agent: Agent = {
+    name: o.name,
+    model: o.model,
+    provider,
+    query(prompt, queryOptions) {
+      return startQuery(getRuntime, prompt, queryOptions, 0, null);
+    },
+    async run(prompt, queryOptions) {
+      let result: SDKResultMessage | undefined;
+      for await (const message of agent.query(prompt, queryOptions)) {
+        if (message.type === "result" && message.parentToolUseId === null) result = message;
+      }
+      return result as SDKResultMessage;
+    },
+  };
+  return Object.freeze(agent);
+}
+
+function validateBuiltinNames(options: AgentOptions, flavor: Flavor): readonly BuiltinToolName[] {
+  const names = options.builtinTools;
+  if (names === undefined) return [];
+  if (flavor === "bare") {
+    throw new InvalidOptionError(
+      "AgentOptions:",
+      "builtinTools",
+      "is not available in createBareAgent(), which adds nothing to your tools. Use createAgent(), or pass the tools from @lattice/tools/builtin yourself.",
+    );
+  }
+  const allowed = ["Read", "LS", "Glob", "Grep", "Write", "Edit", "Bash"];
+  if (!Array.isArray(names) || names.some((name) => !allowed.includes(name))) {
+    throw new InvalidOptionError(
+      "AgentOptions:",
+      "builtinTools",
+      `must list built-in tool names from ${allowed.join(", ")}; received ${describeValue(names)}.`,
+    );
+  }
+  return names;
+}
+
+/**
+ * Starts a query lazily on first iteration and streams its messages. Internal: also used to
+ * run agent tools nested in a parent run.
+ */
+export function startQuery(
+  getRuntime: () => AgentRuntime | Promise<AgentRuntime>,
+  prompt: Prompt,
+  queryOptions: QueryOptions | undefined,
+  depth: number,
+  parentToolUseId: string | null,
+): AsyncIterable<SDKMessage> {
+  assertKnownOptions(queryOptions, QUERY_OPTION_KEYS, "QueryOptions:");
+  const userSignal = queryOptions?.signal;
+  if (userSignal !== undefined && !(userSignal instanceof AbortSignal)) {
+    throw new InvalidOptionError(
+      "QueryOptions:",
+      "signal",
+      `must be an AbortSignal, received ${describeValue(userSignal)}.`,
+    );
+  }
+  validatePrompt(prompt);
+  let started = false;
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<SDKMessage> {
+      if (started) {
+        throw new InvalidOptionError(
+          "QueryOptions:",
+          "query",
+          "was already iterated. Each query() runs once; call agent.query() again for a new run.",
+        );
+      }
+      started = true;
+      const channel = new MessageChannel<SDKMessage>();
+      const controller = new AbortController();
+      const onAbort = (): void => controller.abort(userSignal?.reason);
+      if (userSignal?.aborted) controller.abort(userSignal.reason);
+      else userSignal?.addEventListener("abort", onAbort, { once: true });
+      const placement: RunPlacement = {
+        parentToolUseId,
+        emit: (message) => channel.push(message),
+        depth,
+      };
+      const execute = async (): Promise<void> => {
+        if (controller.signal.aborted) throw createAbortError(controller.signal.reason);
+        const runtime = await getRuntime();
+        await runAgent(runtime, prompt, controller.signal, placement);
+      };
+      execute()
+        .then(
+          () => channel.close(),
+          (error: unknown) => channel.close({ error }),
+        )
+        .finally(() => userSignal?.removeEventListener("abort", onAbort));
+      return {
+        next: () => channel.next(),
+        return: async () => {
+          controller.abort(createAbortError("the caller stopped reading the query"));
+          channel.close();
+          return { value: undefined, done: true };
+        },
+      };
+    },
+  };
+}
+
+function validatePrompt(prompt: unknown): void {
+  if (typeof prompt === "string") {
+    if (prompt === "") {
+      throw new InvalidOptionError(
+        "query():",
+        "prompt",
+        "is empty. Pass the task for the agent as a non-empty string.",
+      );
+    }
+    return;
+  }
+  if (!Array.isArray(prompt) || prompt.length === 0) {
+    throw new InvalidOptionError(
+      "query():",
+      "prompt",
+      `must be a non-empty string or a non-empty array of content blocks, received ${describeValue(prompt)}.`,
+    );
+  }
+}

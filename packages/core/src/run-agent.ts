@@ -1,0 +1,394 @@
+import { randomUUID } from "node:crypto";
+import type {
+  ContentBlock,
+  ModelMessage,
+  ModelProviderV1,
+  ModelResponse,
+  ToolResultBlock,
+  ToolUseBlock,
+} from "@lattice/providers";
+import {
+  type BeforeToolCall,
+  createAbortError,
+  type ResolvedToolConcurrency,
+  runToolBatch,
+  type ToolBatchCall,
+  type ToolBatchPolicy,
+} from "@lattice/scheduler";
+import type { AnyToolDefinition, ToolContext } from "@lattice/tools";
+import type { AgentHooks } from "./agent-hooks.js";
+import type { RunUsage, SDKMessage, SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
+import type { TraceEvent } from "./trace-event.js";
+
+/** Everything one run needs, resolved from an agent's options. Internal. */
+export interface AgentRuntime {
+  readonly model: string;
+  readonly provider: ModelProviderV1;
+  readonly system: string | undefined;
+  readonly tools: readonly AnyToolDefinition[];
+  readonly toolMap: ReadonlyMap<string, AnyToolDefinition>;
+  readonly concurrency: ResolvedToolConcurrency;
+  readonly policy: ToolBatchPolicy | undefined;
+  readonly hooks: AgentHooks;
+  readonly maxTurns: number;
+  readonly maxTokens: number;
+  readonly temperature: number | undefined;
+  readonly includePartialMessages: boolean;
+  readonly onTrace: ((event: TraceEvent) => void) | undefined;
+}
+
+/** How a run is embedded: top level, or inside an agent tool call of a parent run. Internal. */
+export interface RunPlacement {
+  /** The parent's tool_use id, or `null` at top level. */
+  readonly parentToolUseId: string | null;
+  /** Receives every message of the run. */
+  readonly emit: (message: SDKMessage) => void;
+  /** Nesting depth: 0 at top level. */
+  readonly depth: number;
+}
+
+/**
+ * What a tool handler's context holds in a Lattice run, besides the public {@link ToolContext}
+ * fields: the running agent's provider and model, and a way to emit nested messages and add
+ * usage. Agent tools read it through {@link RUN_CONTEXT}.
+ */
+export interface RunContext {
+  readonly provider: ModelProviderV1;
+  readonly model: string;
+  readonly emit: (message: SDKMessage) => void;
+  readonly addUsage: (usage: RunUsage) => void;
+  readonly depth: number;
+  readonly sessionId: string;
+}
+
+/** The symbol under which a tool context carries its {@link RunContext}. Internal. */
+export const RUN_CONTEXT: unique symbol = Symbol.for("lattice.runContext");
+
+/** A tool context with the run's internals attached. Internal. */
+export type LatticeToolContext = ToolContext & { readonly [RUN_CONTEXT]?: RunContext };
+
+/**
+ * Runs the agent loop once: model call, tool batch, results, until the model stops, a tool
+ * ends the run, `maxTurns` is reached, or something fails. Emits every message through
+ * `placement.emit` and returns the result message (also emitted).
+ *
+ * @throws an error named `"AbortError"` when `signal` aborts, after every started handler settled.
+ */
+export async function runAgent(
+  runtime: AgentRuntime,
+  prompt: string | readonly ContentBlock[],
+  signal: AbortSignal,
+  placement: RunPlacement,
+): Promise<SDKResultMessage> {
+  const sessionId = randomUUID();
+  const startedAt = performance.now();
+  const { parentToolUseId, emit } = placement;
+  const trace = runtime.onTrace === undefined ? undefined : safeTrace(runtime.onTrace);
+  const toolNames = runtime.tools.map((definition) => definition.name);
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  const addUsage = (more: RunUsage): void => {
+    usage.inputTokens += more.inputTokens;
+    usage.outputTokens += more.outputTokens;
+  };
+  let numTurns = 0;
+
+  const finish = (
+    subtype: SDKResultSubtype,
+    result: string,
+    errors: readonly string[],
+    structuredResult?: unknown,
+  ): SDKResultMessage => {
+    const durationMs = performance.now() - startedAt;
+    const message: SDKResultMessage = {
+      type: "result",
+      subtype,
+      result,
+      structuredResult,
+      isError: subtype !== "success",
+      numTurns,
+      durationMs,
+      usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
+      errors,
+      sessionId,
+      parentToolUseId,
+    };
+    trace?.({
+      type: "run_finished",
+      time: performance.now(),
+      sessionId,
+      subtype,
+      numTurns,
+      durationMs,
+      usage: message.usage,
+    });
+    emit(message);
+    return message;
+  };
+  const aborted = (): Error => {
+    trace?.({
+      type: "run_aborted",
+      time: performance.now(),
+      sessionId,
+      numTurns,
+      durationMs: performance.now() - startedAt,
+    });
+    return createAbortError(signal.reason);
+  };
+
+  trace?.({
+    type: "run_started",
+    time: startedAt,
+    sessionId,
+    model: runtime.model,
+    tools: toolNames,
+    parentToolUseId,
+  });
+  emit({
+    type: "system",
+    subtype: "init",
+    model: runtime.model,
+    tools: toolNames,
+    sessionId,
+    parentToolUseId,
+  });
+
+  const runContext: RunContext = {
+    provider: runtime.provider,
+    model: runtime.model,
+    emit,
+    addUsage,
+    depth: placement.depth,
+    sessionId,
+  };
+  const messages: ModelMessage[] = [
+    { role: "user", content: typeof prompt === "string" ? prompt : [...prompt] },
+  ];
+
+  for (;;) {
+    if (signal.aborted) throw aborted();
+    if (numTurns >= runtime.maxTurns) {
+      return finish("error_max_turns", "", [
+        `The run reached maxTurns (${runtime.maxTurns}) before the model gave a final answer. Raise maxTurns, or give the model a tool that ends the run (endTurn: true).`,
+      ]);
+    }
+    numTurns++;
+    const turn = numTurns;
+    trace?.({
+      type: "model_request_started",
+      time: performance.now(),
+      sessionId,
+      turn,
+      messageCount: messages.length,
+    });
+
+    let response: ModelResponse | undefined;
+    try {
+      for await (const event of runtime.provider.stream({
+        model: runtime.model,
+        ...(runtime.system !== undefined ? { system: runtime.system } : {}),
+        messages,
+        ...(runtime.tools.length > 0 ? { tools: runtime.tools } : {}),
+        maxTokens: runtime.maxTokens,
+        ...(runtime.temperature !== undefined ? { temperature: runtime.temperature } : {}),
+        signal,
+      })) {
+        if (event.type === "response") {
+          response = event.response;
+          continue;
+        }
+        if (event.type === "retry") {
+          trace?.({
+            type: "model_retry",
+            time: performance.now(),
+            sessionId,
+            turn,
+            attempt: event.attempt,
+            delayMs: event.delayMs,
+            status: event.status,
+            message: event.message,
+          });
+        }
+        if (runtime.includePartialMessages) {
+          emit({ type: "stream_event", event, sessionId, parentToolUseId });
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) throw aborted();
+      const message = error instanceof Error ? error.message : String(error);
+      trace?.({
+        type: "model_request_failed",
+        time: performance.now(),
+        sessionId,
+        turn,
+        message,
+        status: (error as { status?: number }).status,
+      });
+      return finish("error_during_execution", "", [message]);
+    }
+    if (signal.aborted) throw aborted();
+    if (response === undefined) {
+      return finish("error_during_execution", "", [
+        `The model provider "${runtime.provider.name}" ended its stream without a response. This is a bug in the provider adapter.`,
+      ]);
+    }
+    addUsage(response.usage);
+    const content = response.message.content;
+    const toolUses = content.filter((block): block is ToolUseBlock => block.type === "tool_use");
+    trace?.({
+      type: "model_request_finished",
+      time: performance.now(),
+      sessionId,
+      turn,
+      latencyMs: response.latencyMs,
+      usage: { inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens },
+      retries: response.retries,
+      stopReason: response.stopReason,
+      requestId: response.requestId,
+      toolCalls: toolUses.length,
+    });
+    messages.push({ role: "assistant", content });
+    emit({
+      type: "assistant",
+      message: { role: "assistant", content },
+      stopReason: response.stopReason,
+      sessionId,
+      parentToolUseId,
+    });
+
+    if (toolUses.length === 0) {
+      // The API paused a long turn: send the partial turn back so the model continues it.
+      if (response.stopReason === "pause_turn") continue;
+      return finish("success", textOf(content), []);
+    }
+
+    const batch = await runToolBatch({
+      calls: toolUses.map((block) => ({ id: block.id, name: block.name, input: block.input })),
+      tools: runtime.toolMap,
+      concurrency: runtime.concurrency,
+      policy: runtime.policy,
+      signal,
+      beforeCall: beforeCallFor(toolUses, runtime.hooks, trace, sessionId),
+      createContext: (call: ToolBatchCall): LatticeToolContext => ({
+        signal,
+        toolUseId: call.id,
+        toolName: call.name,
+        [RUN_CONTEXT]: runContext,
+      }),
+      ...(trace !== undefined ? { onEvent: (event) => trace({ ...event, sessionId, turn }) } : {}),
+    });
+
+    const hookErrors: string[] = [];
+    const onToolResult = runtime.hooks.onToolResult;
+    const results: ToolResultBlock[] = [];
+    for (const outcome of batch.results) {
+      results.push({
+        type: "tool_result",
+        tool_use_id: outcome.id,
+        content: [...outcome.result.content],
+        ...(outcome.result.isError ? { is_error: true } : {}),
+      });
+      if (onToolResult === undefined || batch.aborted) continue;
+      const hookStarted = performance.now();
+      let hookError: string | undefined;
+      try {
+        await onToolResult({
+          toolUseId: outcome.id,
+          toolName: outcome.name,
+          kind: outcome.kind,
+          input: outcome.input,
+          result: outcome.result,
+          status: outcome.status,
+          durationMs: outcome.startedAt === undefined ? 0 : outcome.finishedAt - outcome.startedAt,
+          sessionId,
+        });
+      } catch (error) {
+        hookError = error instanceof Error ? error.message : String(error);
+        hookErrors.push(
+          `The onToolResult hook threw for tool call "${outcome.name}" (${outcome.id}): ${hookError}`,
+        );
+      }
+      trace?.({
+        type: "hook",
+        time: performance.now(),
+        sessionId,
+        hook: "onToolResult",
+        toolUseId: outcome.id,
+        durationMs: performance.now() - hookStarted,
+        error: hookError,
+      });
+    }
+    messages.push({ role: "user", content: results });
+    emit({ type: "user", message: { role: "user", content: results }, sessionId, parentToolUseId });
+
+    if (batch.aborted || signal.aborted) throw aborted();
+    if (hookErrors.length > 0) return finish("error_during_execution", "", hookErrors);
+    if (batch.endTurn !== undefined) {
+      return finish("success", batch.endTurn.text, [], batch.endTurn.structuredResult);
+    }
+  }
+}
+
+/**
+ * The scheduler's per-call hook: answers tool calls whose input JSON did not parse without
+ * running them, then defers to the user's `beforeToolCall`.
+ */
+function beforeCallFor(
+  toolUses: readonly ToolUseBlock[],
+  hooks: AgentHooks,
+  trace: ((event: TraceEvent) => void) | undefined,
+  sessionId: string,
+): BeforeToolCall | undefined {
+  const unparsable = new Map<string, string>();
+  for (const block of toolUses) {
+    if (block.inputError !== undefined) unparsable.set(block.id, block.inputError);
+  }
+  const user = hooks.beforeToolCall;
+  if (unparsable.size === 0 && user === undefined) return undefined;
+  return async (call) => {
+    const inputError = unparsable.get(call.id);
+    if (inputError !== undefined) return { deny: inputError };
+    if (user === undefined) return undefined;
+    const started = performance.now();
+    try {
+      const answer = await user(call);
+      trace?.({
+        type: "hook",
+        time: performance.now(),
+        sessionId,
+        hook: "beforeToolCall",
+        toolUseId: call.id,
+        durationMs: performance.now() - started,
+      });
+      return answer ?? undefined;
+    } catch (error) {
+      trace?.({
+        type: "hook",
+        time: performance.now(),
+        sessionId,
+        hook: "beforeToolCall",
+        toolUseId: call.id,
+        durationMs: performance.now() - started,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+  };
+}
+
+function textOf(content: readonly ContentBlock[]): string {
+  let text = "";
+  for (const block of content) {
+    if (block.type === "text") text += text === "" ? block.text : `\n${block.text}`;
+  }
+  return text;
+}
+
+function safeTrace(onTrace: (event: TraceEvent) => void): (event: TraceEvent) => void {
+  return (event) => {
+    try {
+      onTrace(event);
+    } catch {
+      // A trace listener must never break a run.
+    }
+  };
+}

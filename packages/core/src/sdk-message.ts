@@ -1,0 +1,96 @@
+import type {
+  ContentBlock,
+  ModelStreamEvent,
+  StopReason,
+  ToolResultBlock,
+} from "@lattice/providers";
+
+/** Token counts of a run, added up over every model call (and over agent tools it ran). */
+export interface RunUsage {
+  /** Input tokens billed, all turns together. */
+  readonly inputTokens: number;
+  /** Output tokens billed, all turns together. */
+  readonly outputTokens: number;
+}
+
+/** The first message of every query: what the run will use. */
+export interface SDKSystemMessage {
+  readonly type: "system";
+  readonly subtype: "init";
+  /** The model the run talks to. */
+  readonly model: string;
+  /** The names of the tools offered to the model, in the order they are sent. */
+  readonly tools: readonly string[];
+  /** This query's id; every later message carries it. */
+  readonly sessionId: string;
+  /** The agent tool call this run serves, or `null` for a top-level run. */
+  readonly parentToolUseId: string | null;
+}
+
+/** One assistant message, content blocks exactly as the model sent them. */
+export interface SDKAssistantMessage {
+  readonly type: "assistant";
+  readonly message: { readonly role: "assistant"; readonly content: readonly ContentBlock[] };
+  /** Why the model stopped this message. */
+  readonly stopReason: StopReason;
+  readonly sessionId: string;
+  /** The agent tool call this run serves, or `null` for a top-level run. */
+  readonly parentToolUseId: string | null;
+}
+
+/** The tool results of one batch, one `tool_result` block per call in tool_use order (T20). */
+export interface SDKUserMessage {
+  readonly type: "user";
+  readonly message: { readonly role: "user"; readonly content: readonly ToolResultBlock[] };
+  readonly sessionId: string;
+  /** The agent tool call this run serves, or `null` for a top-level run. */
+  readonly parentToolUseId: string | null;
+}
+
+/** A partial streaming event, sent only with `includePartialMessages: true`. */
+export interface SDKPartialMessage {
+  readonly type: "stream_event";
+  /** The provider's normalised stream event (text delta, tool input delta, ...). */
+  readonly event: ModelStreamEvent;
+  readonly sessionId: string;
+  /** The agent tool call this run serves, or `null` for a top-level run. */
+  readonly parentToolUseId: string | null;
+}
+
+/** How a run ended. */
+export type SDKResultSubtype = "success" | "error_max_turns" | "error_during_execution";
+
+/** The last message of every run that was not aborted (T35). */
+export interface SDKResultMessage {
+  readonly type: "result";
+  /** `"success"`, `"error_max_turns"` or `"error_during_execution"`. */
+  readonly subtype: SDKResultSubtype;
+  /**
+   * The final text: the last assistant message's text, or the first `endTurn` tool's text
+   * (T8, T10). Empty when the run failed.
+   */
+  readonly result: string;
+  /** The `structuredResult` of the tool that ended the run (T11); `undefined` otherwise. */
+  readonly structuredResult: unknown;
+  /** `true` unless `subtype` is `"success"`. */
+  readonly isError: boolean;
+  /** Model calls made. */
+  readonly numTurns: number;
+  /** Wall time of the run in milliseconds. */
+  readonly durationMs: number;
+  /** Tokens used, all turns (and agent tools) together. */
+  readonly usage: RunUsage;
+  /** What went wrong, one message per failure; empty on success. */
+  readonly errors: readonly string[];
+  readonly sessionId: string;
+  /** The agent tool call this run serves, or `null` for a top-level run. */
+  readonly parentToolUseId: string | null;
+}
+
+/** Every message `agent.query()` yields. */
+export type SDKMessage =
+  | SDKSystemMessage
+  | SDKAssistantMessage
+  | SDKUserMessage
+  | SDKPartialMessage
+  | SDKResultMessage;

@@ -1,0 +1,103 @@
+import type { StopReason } from "@lattice/providers";
+import type { ToolBatchEvent } from "@lattice/scheduler";
+import type { RunUsage, SDKResultSubtype } from "./sdk-message.js";
+
+/** Fields every trace event carries. `time` is monotonic (`performance.now()`, milliseconds). */
+export interface TraceEventBase {
+  /** Monotonic timestamp in milliseconds (`performance.now()`). */
+  readonly time: number;
+  /** The query this event belongs to. */
+  readonly sessionId: string;
+}
+
+/** A run started. */
+export interface RunStartedTraceEvent extends TraceEventBase {
+  readonly type: "run_started";
+  readonly model: string;
+  readonly tools: readonly string[];
+  readonly parentToolUseId: string | null;
+}
+
+/** A model request is about to be sent. */
+export interface ModelRequestStartedTraceEvent extends TraceEventBase {
+  readonly type: "model_request_started";
+  /** 1-based turn number. */
+  readonly turn: number;
+  readonly messageCount: number;
+}
+
+/** A model request is being retried after a retryable failure. */
+export interface ModelRetryTraceEvent extends TraceEventBase {
+  readonly type: "model_retry";
+  readonly turn: number;
+  readonly attempt: number;
+  readonly delayMs: number;
+  readonly status?: number | undefined;
+  readonly message: string;
+}
+
+/** A model request finished with a complete assistant message. */
+export interface ModelRequestFinishedTraceEvent extends TraceEventBase {
+  readonly type: "model_request_finished";
+  readonly turn: number;
+  /** From sending the request to the complete message, retries included. */
+  readonly latencyMs: number;
+  readonly usage: RunUsage;
+  readonly retries: number;
+  readonly stopReason: StopReason;
+  readonly requestId?: string | undefined;
+  readonly toolCalls: number;
+}
+
+/** A model request failed for good (after its retries). */
+export interface ModelRequestFailedTraceEvent extends TraceEventBase {
+  readonly type: "model_request_failed";
+  readonly turn: number;
+  readonly message: string;
+  readonly status?: number | undefined;
+}
+
+/** A scheduler event of one batch (policy decision, plan, each call queued/started/finished). */
+export type ToolBatchTraceEvent = ToolBatchEvent & {
+  readonly sessionId: string;
+  /** The turn whose assistant message holds the batch. */
+  readonly turn: number;
+};
+
+/** A hook ran. */
+export interface HookTraceEvent extends TraceEventBase {
+  readonly type: "hook";
+  readonly hook: "beforeToolCall" | "onToolResult";
+  readonly toolUseId: string;
+  readonly durationMs: number;
+  /** The hook's error message when it threw. */
+  readonly error?: string | undefined;
+}
+
+/** A run ended (not emitted for aborted runs; see `run_aborted`). */
+export interface RunFinishedTraceEvent extends TraceEventBase {
+  readonly type: "run_finished";
+  readonly subtype: SDKResultSubtype;
+  readonly numTurns: number;
+  readonly durationMs: number;
+  readonly usage: RunUsage;
+}
+
+/** A run was aborted through its signal. */
+export interface RunAbortedTraceEvent extends TraceEventBase {
+  readonly type: "run_aborted";
+  readonly numTurns: number;
+  readonly durationMs: number;
+}
+
+/** Every event `onTrace` receives. API keys never appear in them. */
+export type TraceEvent =
+  | RunStartedTraceEvent
+  | ModelRequestStartedTraceEvent
+  | ModelRetryTraceEvent
+  | ModelRequestFinishedTraceEvent
+  | ModelRequestFailedTraceEvent
+  | ToolBatchTraceEvent
+  | HookTraceEvent
+  | RunFinishedTraceEvent
+  | RunAbortedTraceEvent;
