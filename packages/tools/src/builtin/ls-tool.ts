@@ -1,0 +1,159 @@
+import { readdir, realpath, stat } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod/v4";
+import {
+  assertKnownOptions,
+  createToolDefinition,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolHandlerResult,
+} from "../index.js";
+import { BuiltinToolError } from "./builtin-tool-error.js";
+import { fileSystemError } from "./file-errors.js";
+import { optionName, positiveIntegerOption } from "./tool-options.js";
+import {
+  confinePath,
+  isInsideWorkspace,
+  type RealWorkspace,
+  resolveWorkspace,
+  throwIfAborted,
+  type Workspace,
+  type WorkspaceOptions,
+} from "./workspace.js";
+
+/** The caps of the LS tool. */
+export interface LsToolCaps {
+  /** The most entries one call lists. Default 1000. */
+  readonly maxEntries?: number | undefined;
+}
+
+/** Options of {@link lsTool}: the workspace and the caps. */
+export interface LsToolOptions extends WorkspaceOptions, LsToolCaps {}
+
+/** The keys of {@link LsToolCaps}, for strict option checks. */
+export const LS_CAP_KEYS: readonly string[] = ["maxEntries"];
+
+const lsSchema = z.object({
+  path: z
+    .string()
+    .min(1)
+    .describe(
+      'The directory to list: an absolute path, or a path relative to the working directory ("." for the working directory itself).',
+    ),
+});
+
+/** The validated input of the LS tool. */
+export type LsToolInput = z.output<typeof lsSchema>;
+
+interface ResolvedLsCaps {
+  readonly maxEntries: number;
+}
+
+/** Checks LS's caps. Internal; `nest` names the options object inside `builtinTools()`. */
+export function resolveLsCaps(
+  caps: LsToolCaps | undefined,
+  prefix: string,
+  nest?: string,
+): ResolvedLsCaps {
+  return {
+    maxEntries: positiveIntegerOption(
+      prefix,
+      optionName(nest, "maxEntries"),
+      caps?.maxEntries,
+      1000,
+    ),
+  };
+}
+
+/**
+ * The built-in LS tool: lists one directory inside the working directory, one entry a line,
+ * sorted by name, directories marked with a trailing `/`. Input `{ path }`; concurrency-safe
+ * (T16); kind `"builtin"`.
+ *
+ * A symlink is shown with `/` when it leads to a directory inside the workspace; a symlink
+ * that leads outside (or nowhere) is listed by name only, and never followed. At most
+ * `maxEntries` entries (default 1000), with a note when cut.
+ *
+ * @param options - `cwd`, `additionalDirectories` and `maxEntries`.
+ * @throws {@link UnknownOptionError} for an unknown key; {@link InvalidOptionError} for a
+ *   `cwd` that is not an existing directory or a cap that is not a positive integer.
+ */
+export function lsTool(options: LsToolOptions): ToolDefinition<LsToolInput> {
+  const prefix = "lsTool():";
+  assertKnownOptions(options, ["cwd", "additionalDirectories", ...LS_CAP_KEYS], prefix);
+  return buildLsTool(resolveWorkspace(options, prefix), resolveLsCaps(options, prefix));
+}
+
+/** Builds the LS tool on a checked workspace. Internal. */
+export function buildLsTool(
+  workspace: Workspace,
+  caps: ResolvedLsCaps,
+): ToolDefinition<LsToolInput> {
+  return createToolDefinition({
+    name: "LS",
+    description: [
+      "Lists the entries of a directory inside the working directory, one a line, sorted by name; directories end with '/'.",
+      "path may be absolute or relative to the working directory; it must stay inside it.",
+      "To find files by name pattern across directories, prefer Glob.",
+    ].join("\n"),
+    schema: lsSchema,
+    kind: "builtin",
+    isConcurrencySafe: () => true,
+    handler: (input, context) => list(workspace, caps, input, context),
+  });
+}
+
+async function list(
+  workspace: Workspace,
+  caps: ResolvedLsCaps,
+  input: LsToolInput,
+  context: ToolContext,
+): Promise<ToolHandlerResult> {
+  const given = input.path;
+  const { real, workspace: realRoots } = await confinePath(workspace, given, "LS");
+  throwIfAborted(context.signal, "LS");
+  let names: string[];
+  try {
+    const info = await stat(real);
+    if (!info.isDirectory()) {
+      throw new BuiltinToolError(
+        "not_a_directory",
+        `LS: ${JSON.stringify(given)} is a file, not a directory. Use Read to read it.`,
+      );
+    }
+    const entries = await readdir(real, { withFileTypes: true });
+    names = await Promise.all(
+      entries.map(async (entry) => {
+        if (entry.isDirectory()) return `${entry.name}/`;
+        if (entry.isSymbolicLink()) {
+          return (await isDirectoryInside(path.join(real, entry.name), realRoots))
+            ? `${entry.name}/`
+            : entry.name;
+        }
+        return entry.name;
+      }),
+    );
+  } catch (error) {
+    throw fileSystemError(error, workspace, given, "LS");
+  }
+  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (names.length === 0) return { content: `(${given} is an empty directory.)` };
+  const shown = names.slice(0, caps.maxEntries);
+  if (names.length > shown.length) {
+    shown.push(
+      `[Listing cut at ${caps.maxEntries} of ${names.length} entries. Use Glob with a pattern to narrow it.]`,
+    );
+  }
+  return { content: shown.join("\n") };
+}
+
+/** Whether a symlink leads to a directory inside the workspace; nothing outside is read. */
+async function isDirectoryInside(link: string, roots: RealWorkspace): Promise<boolean> {
+  try {
+    const target = await realpath(link);
+    if (!isInsideWorkspace(target, roots)) return false;
+    return (await stat(target)).isDirectory();
+  } catch {
+    return false;
+  }
+}

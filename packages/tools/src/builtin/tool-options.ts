@@ -1,0 +1,76 @@
+import {
+  assertKnownOptions,
+  describeValue,
+  InvalidOptionError,
+  UnknownOptionError,
+} from "../index.js";
+
+/**
+ * Reads an optional positive-integer cap from an options object.
+ *
+ * @param prefix - Who owns the options, for example `readTool():`.
+ * @param option - The option's name as the user wrote it (dotted when nested: `read.maxLines`).
+ * @param value - The value given, or `undefined`.
+ * @param fallback - The default.
+ * @param max - The largest value allowed, if any.
+ * @throws {@link InvalidOptionError} when the value is not a positive integer or is too large.
+ */
+export function positiveIntegerOption(
+  prefix: string,
+  option: string,
+  value: unknown,
+  fallback: number,
+  max?: number,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
+    throw new InvalidOptionError(
+      prefix,
+      option,
+      `must be a positive integer, received ${describeValue(value)}. Omit it for the default (${fallback}).`,
+    );
+  }
+  if (max !== undefined && value > max) {
+    throw new InvalidOptionError(
+      prefix,
+      option,
+      `must be at most ${max}, received ${value}. Omit it for the default (${fallback}).`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Checks a nested options object (`bash`, `read`, ...) strictly, naming unknown keys with
+ * their dotted path: `builtinTools(): unknown option "read.maxLine". ...`.
+ *
+ * @throws {@link UnknownOptionError} for an unknown key.
+ * @throws {@link InvalidOptionError} when the value is not a plain object.
+ */
+export function assertKnownNestedOptions(
+  options: unknown,
+  knownKeys: readonly string[],
+  prefix: string,
+  name: string,
+): void {
+  try {
+    assertKnownOptions(options, knownKeys, prefix);
+  } catch (error) {
+    if (error instanceof UnknownOptionError) {
+      throw new UnknownOptionError(prefix, `${name}.${error.option}`);
+    }
+    if (error instanceof InvalidOptionError) {
+      throw new InvalidOptionError(
+        prefix,
+        name,
+        `must be an object, received ${describeValue(options)}. Pass an object literal or omit it.`,
+      );
+    }
+    throw error;
+  }
+}
+
+/** Names an option for error text: `maxLines` alone, `read.maxLines` when nested under `read`. */
+export function optionName(nest: string | undefined, key: string): string {
+  return nest === undefined ? key : `${nest}.${key}`;
+}
