@@ -22,6 +22,13 @@ export interface ToolResultHookEvent {
 }
 
 /**
+ * What `beforeToolCall` may return: nothing (the call runs), `{ deny: "reason" }`, or
+ * `{ input }` to replace the input.
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing lets the call run.
+export type BeforeToolCallHookResult = BeforeToolCallResult | void;
+
+/**
  * Host callbacks around tool calls. Checked strictly like every options object.
  *
  * What a throwing hook does:
@@ -39,7 +46,7 @@ export interface AgentHooks {
    */
   readonly beforeToolCall?: (
     call: ToolBatchCall,
-  ) => BeforeToolCallResult | void | Promise<BeforeToolCallResult | void>;
+  ) => BeforeToolCallHookResult | Promise<BeforeToolCallHookResult>;
   /**
    * Called for every tool result, in tool_use order, after the whole batch finished; also for
    * batches whose results end the run (T9). Awaited before the next model call.

@@ -1,4 +1,8 @@
-export type { AgentHooks, ToolResultHookEvent } from "./agent-hooks.js";
+export type {
+  AgentHooks,
+  BeforeToolCallHookResult,
+  ToolResultHookEvent,
+} from "./agent-hooks.js";
 export {
   AGENT_OPTION_KEYS,
   type AgentOptions,
