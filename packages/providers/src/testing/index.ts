@@ -1,0 +1,13 @@
+export {
+  createScriptedModelServer,
+  type ScriptedModelServer,
+  type ScriptedModelServerOptions,
+} from "./scripted-model-server.js";
+export type {
+  RecordedRequest,
+  ScriptedBlock,
+  ScriptedFault,
+  ScriptedHttpError,
+  ScriptedReply,
+  ScriptedTurn,
+} from "./scripted-turn.js";

@@ -1,0 +1,144 @@
+import type { StopReason } from "../model-response.js";
+import { type ResolvedReply, splitText } from "./resolve-reply.js";
+
+/**
+ * The Chat Completions `finish_reason` for a stop reason: `tool_use` → `tool_calls`,
+ * `max_tokens` → `length`, `refusal` → `content_filter`, everything else → `stop`.
+ *
+ * @param reason - The scripted stop reason.
+ */
+export function openAiFinishReason(reason: StopReason): string {
+  switch (reason) {
+    case "tool_use":
+      return "tool_calls";
+    case "max_tokens":
+      return "length";
+    case "refusal":
+      return "content_filter";
+    default:
+      return "stop";
+  }
+}
+
+/**
+ * Renders a reply as Chat Completions SSE chunks, one string per event: a role chunk, content
+ * (and DeepSeek-style `reasoning_content` for thinking) deltas, tool calls by index with
+ * `arguments` pieces, the finish chunk, a usage-only chunk when `includeUsage`, and `[DONE]`.
+ *
+ * @param reply - The resolved reply.
+ * @param completionId - The completion id to report.
+ * @param includeUsage - Whether the request set `stream_options.include_usage`.
+ */
+export function renderOpenAiEvents(
+  reply: ResolvedReply,
+  completionId: string,
+  includeUsage: boolean,
+): string[] {
+  const head = `{"id":${JSON.stringify(completionId)},"object":"chat.completion.chunk","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(reply.model)},"choices":`;
+  const chunk = (delta: unknown, finish: string | null = null): string =>
+    `data: ${head}[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
+  const events: string[] = [chunk({ role: "assistant", content: "" })];
+  let toolIndex = 0;
+  for (const block of reply.blocks) {
+    if (block.type === "text") {
+      for (const content of splitText(block.text, reply.chunkSize)) events.push(chunk({ content }));
+    } else if (block.type === "thinking") {
+      for (const reasoning_content of splitText(block.thinking, reply.chunkSize)) {
+        events.push(chunk({ reasoning_content }));
+      }
+    } else {
+      const index = toolIndex++;
+      events.push(
+        chunk({
+          tool_calls: [
+            {
+              index,
+              id: block.id,
+              type: "function",
+              function: { name: block.name, arguments: "" },
+            },
+          ],
+        }),
+      );
+      for (const args of splitText(block.json, reply.chunkSize)) {
+        events.push(chunk({ tool_calls: [{ index, function: { arguments: args } }] }));
+      }
+    }
+  }
+  events.push(chunk({}, openAiFinishReason(reply.stopReason)));
+  if (includeUsage) {
+    events.push(
+      `data: ${head}[],"usage":{"prompt_tokens":${reply.inputTokens},"completion_tokens":${reply.outputTokens},"total_tokens":${reply.inputTokens + reply.outputTokens}}}\n\n`,
+    );
+  }
+  events.push("data: [DONE]\n\n");
+  return events;
+}
+
+/**
+ * Renders a reply as a non-streaming Chat Completions response body.
+ *
+ * @param reply - The resolved reply.
+ * @param completionId - The completion id to report.
+ */
+export function renderOpenAiCompletion(reply: ResolvedReply, completionId: string): string {
+  let text = "";
+  let reasoning = "";
+  const toolCalls: unknown[] = [];
+  for (const block of reply.blocks) {
+    if (block.type === "text") text += block.text;
+    else if (block.type === "thinking") reasoning += block.thinking;
+    else {
+      toolCalls.push({
+        id: block.id,
+        type: "function",
+        function: { name: block.name, arguments: block.json },
+      });
+    }
+  }
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    content: text === "" && toolCalls.length > 0 ? null : text,
+  };
+  if (reasoning !== "") message.reasoning_content = reasoning;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return JSON.stringify({
+    id: completionId,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: reply.model,
+    choices: [
+      { index: 0, message, logprobs: null, finish_reason: openAiFinishReason(reply.stopReason) },
+    ],
+    usage: {
+      prompt_tokens: reply.inputTokens,
+      completion_tokens: reply.outputTokens,
+      total_tokens: reply.inputTokens + reply.outputTokens,
+    },
+  });
+}
+
+/** The OpenAI error type for an HTTP status. */
+function openAiErrorType(status: number): string {
+  if (status === 401) return "invalid_request_error";
+  if (status === 429) return "rate_limit_exceeded";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+/**
+ * An OpenAI-shaped error body: `{ error: { message, type, param, code } }`.
+ *
+ * @param status - The HTTP status, for the error type.
+ * @param message - The error message.
+ */
+export function openAiErrorBody(status: number, message: string): unknown {
+  return {
+    error: {
+      message,
+      type: openAiErrorType(status),
+      param: null,
+      code: status === 401 ? "invalid_api_key" : null,
+    },
+  };
+}

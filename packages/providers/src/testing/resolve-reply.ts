@@ -1,0 +1,78 @@
+import type { StopReason } from "../model-response.js";
+import type { ScriptedReply } from "./scripted-turn.js";
+
+/** A scripted block with everything the renderers need filled in. */
+export type ResolvedBlock =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly json: string }
+  | { readonly type: "thinking"; readonly thinking: string; readonly signature: string };
+
+/** A scripted reply ready to render: ids generated, inputs serialised, defaults applied. */
+export interface ResolvedReply {
+  readonly blocks: readonly ResolvedBlock[];
+  readonly stopReason: StopReason;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly model: string;
+  /** Delta size in characters; 0 means one delta per block. */
+  readonly chunkSize: number;
+}
+
+/**
+ * Fills in a scripted reply's defaults: tool call ids (`toolu_…` for Anthropic, `call_…` for
+ * OpenAI), input JSON text, the stop reason, usage and the model name.
+ *
+ * @param reply - The scripted reply.
+ * @param protocol - The request's protocol, for id prefixes.
+ * @param serial - A number unique to this response, for ids.
+ * @param requestModel - The request's model, the default model name.
+ * @param requestBytes - The request body's length, for the default input token count.
+ */
+export function resolveReply(
+  reply: ScriptedReply,
+  protocol: "anthropic" | "openai",
+  serial: number,
+  requestModel: string,
+  requestBytes: number,
+): ResolvedReply {
+  const prefix = protocol === "anthropic" ? "toolu_scripted_" : "call_scripted_";
+  let hasToolUse = false;
+  let characters = 0;
+  const blocks = reply.content.map((block, index): ResolvedBlock => {
+    if (block.type === "tool_use") {
+      hasToolUse = true;
+      const json = block.inputJson ?? JSON.stringify(block.input ?? {});
+      characters += json.length;
+      return {
+        type: "tool_use",
+        id: block.id ?? `${prefix}${serial}_${index}`,
+        name: block.name,
+        json,
+      };
+    }
+    characters += block.type === "text" ? block.text.length : block.thinking.length;
+    return block;
+  });
+  return {
+    blocks,
+    stopReason: reply.stopReason ?? (hasToolUse ? "tool_use" : "end_turn"),
+    inputTokens: reply.usage?.inputTokens ?? Math.max(1, Math.ceil(requestBytes / 4)),
+    outputTokens: reply.usage?.outputTokens ?? Math.max(1, Math.ceil(characters / 4)),
+    model: reply.model ?? requestModel,
+    chunkSize: reply.chunkSize ?? 0,
+  };
+}
+
+/**
+ * Splits text into pieces of `size` characters (the whole text when `size` is 0 or larger).
+ *
+ * @param text - The text.
+ * @param size - The piece size.
+ */
+export function splitText(text: string, size: number): string[] {
+  if (size <= 0 || text.length <= size) return [text];
+  const pieces: string[] = [];
+  for (let start = 0; start < text.length; start += size)
+    pieces.push(text.slice(start, start + size));
+  return pieces;
+}

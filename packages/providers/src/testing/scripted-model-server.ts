@@ -1,0 +1,458 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  anthropicErrorBody,
+  renderAnthropicEvents,
+  renderAnthropicMessage,
+} from "./render-anthropic-reply.js";
+import {
+  openAiErrorBody,
+  renderOpenAiCompletion,
+  renderOpenAiEvents,
+} from "./render-openai-reply.js";
+import { resolveReply } from "./resolve-reply.js";
+import type {
+  RecordedRequest,
+  ScriptedFault,
+  ScriptedHttpError,
+  ScriptedReply,
+  ScriptedTurn,
+} from "./scripted-turn.js";
+import { validateAnthropicRequest } from "./validate-anthropic-request.js";
+import { validateOpenAiRequest } from "./validate-openai-request.js";
+
+/** Options of {@link createScriptedModelServer}. */
+export interface ScriptedModelServerOptions {
+  /** Turns served in order, one per model request, whatever the protocol. */
+  readonly turns?: readonly ScriptedTurn[];
+  /**
+   * Answers a request when the queue is empty (for benchmarks and demos with many
+   * conversations). Without it, a request with no turn left gets a 500 with
+   * `x-should-retry: false`.
+   */
+  readonly respond?: (request: RecordedRequest) => ScriptedTurn | Promise<ScriptedTurn>;
+  /** When set, requests with another key get a 401 with an API-shaped body. */
+  readonly apiKey?: string;
+  /** Keep every request in `requests`. Default `true`; turn off for long benchmarks. */
+  readonly recordRequests?: boolean;
+  /** Validate requests like the real APIs (400 on protocol mistakes). Default `true`. */
+  readonly validate?: boolean;
+}
+
+/** A running scripted model server on 127.0.0.1. */
+export interface ScriptedModelServer {
+  /** `http://127.0.0.1:PORT`. */
+  readonly url: string;
+  /** The `baseURL` for `anthropic()`: the same as `url`. */
+  readonly anthropicBaseURL: string;
+  /** The `baseURL` for `openaiCompatible()`: `url + "/v1"`. */
+  readonly openaiBaseURL: string;
+  /** Every request received, in order (unless `recordRequests: false`). */
+  readonly requests: RecordedRequest[];
+  /** Turns still queued. */
+  readonly pendingTurns: number;
+  /** Queues more turns, served after the ones already queued. */
+  enqueue(...turns: ScriptedTurn[]): void;
+  /** Stops the server and drops every open connection (hanging ones included). */
+  close(): Promise<void>;
+}
+
+const DEFAULT_FAULT_REPLY: ScriptedReply = {
+  content: [
+    { type: "text", text: "Let me look that up for you." },
+    { type: "tool_use", name: "lookup", input: { query: "weather in Paris", days: 3 } },
+  ],
+};
+
+/**
+ * Starts a scripted model server: a real HTTP server on 127.0.0.1 (random port) that speaks the
+ * Anthropic Messages API (`POST /v1/messages`) and OpenAI Chat Completions
+ * (`POST /v1/chat/completions`), streaming and not.
+ *
+ * Each request is logged, checked like the real APIs would check it (400 with an API-shaped
+ * error for protocol mistakes), then answered with the next scripted turn: a reply rendered in
+ * the request's protocol and mode, a fault (`hang`, `cut`, `malformed_event`, `malformed_json`,
+ * `error_event`), or an HTTP error with headers.
+ *
+ * @example
+ * ```ts
+ * const server = await createScriptedModelServer({ turns: [{ content: [{ type: "text", text: "Hi" }] }] });
+ * const provider = anthropic({ baseURL: server.anthropicBaseURL, apiKey: "test" });
+ * // ...
+ * await server.close();
+ * ```
+ *
+ * @param options - {@link ScriptedModelServerOptions}.
+ */
+export async function createScriptedModelServer(
+  options: ScriptedModelServerOptions = {},
+): Promise<ScriptedModelServer> {
+  const queue: ScriptedTurn[] = [...(options.turns ?? [])];
+  const requests: RecordedRequest[] = [];
+  const record = options.recordRequests !== false;
+  const validate = options.validate !== false;
+  let serial = 0;
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) {
+        sendJson(res, 500, { error: { type: "api_error", message: String(error) } }, {});
+      } else {
+        res.destroy();
+      }
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const path = (req.url ?? "/").split("?")[0]!;
+    const protocol =
+      path === "/v1/messages"
+        ? "anthropic"
+        : path === "/v1/chat/completions"
+          ? "openai"
+          : undefined;
+    const id = ++serial;
+    const requestId = `req_scripted_${id}`;
+    if (protocol === undefined || req.method !== "POST") {
+      const message = `Not found: ${req.method} ${path}. The scripted server serves POST /v1/messages and POST /v1/chat/completions.`;
+      const body = path.includes("chat")
+        ? openAiErrorBody(404, message)
+        : anthropicErrorBody(404, message, requestId);
+      sendJson(res, 404, body, { "request-id": requestId });
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
+    const stream = (body as { stream?: unknown } | undefined)?.stream === true;
+    const recorded: RecordedRequest = {
+      protocol,
+      method: req.method,
+      path,
+      headers: redactHeaders(req.headers),
+      body,
+      stream,
+    };
+    if (record) requests.push(recorded);
+    const idHeaders: Record<string, string> =
+      protocol === "anthropic" ? { "request-id": requestId } : { "x-request-id": requestId };
+    const fail = (status: number, message: string, extra: Record<string, string> = {}): void => {
+      const errorBody =
+        protocol === "anthropic"
+          ? anthropicErrorBody(status, message, requestId)
+          : openAiErrorBody(status, message);
+      sendJson(res, status, errorBody, { ...idHeaders, ...extra });
+    };
+    if (body === undefined) {
+      fail(400, "The request body is not valid JSON.");
+      return;
+    }
+    if (options.apiKey !== undefined && presentedKey(req, protocol) !== options.apiKey) {
+      fail(401, protocol === "anthropic" ? "invalid x-api-key" : "Incorrect API key provided.");
+      return;
+    }
+    if (validate) {
+      const error =
+        protocol === "anthropic" ? validateAnthropicRequest(body) : validateOpenAiRequest(body);
+      if (error !== undefined) {
+        fail(400, error);
+        return;
+      }
+    }
+    let turn = queue.shift();
+    if (turn === undefined && options.respond !== undefined) turn = await options.respond(recorded);
+    if (turn === undefined) {
+      fail(
+        500,
+        "The scripted model server has no turn left for this request: enqueue more turns or pass respond.",
+        { "x-should-retry": "false" },
+      );
+      return;
+    }
+    const request = body as {
+      model?: unknown;
+      tools?: unknown;
+      stream_options?: { include_usage?: unknown };
+    };
+    const model = typeof request.model === "string" ? request.model : "scripted-model";
+    const context: TurnContext = {
+      res,
+      protocol,
+      stream,
+      serial: id,
+      model,
+      requestBytes: raw.length,
+      idHeaders,
+      includeUsage: request.stream_options?.include_usage === true,
+      firstToolName: firstToolName(request.tools, protocol),
+      fail,
+    };
+    if ("status" in turn) await serveHttpError(context, turn);
+    else if ("fault" in turn) await serveFault(context, turn);
+    else await serveReply(context, turn);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    anthropicBaseURL: url,
+    openaiBaseURL: `${url}/v1`,
+    requests,
+    get pendingTurns() {
+      return queue.length;
+    },
+    enqueue(...turns: ScriptedTurn[]) {
+      queue.push(...turns);
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** What serving one turn needs to know about its request. */
+interface TurnContext {
+  readonly res: ServerResponse;
+  readonly protocol: "anthropic" | "openai";
+  readonly stream: boolean;
+  readonly serial: number;
+  readonly model: string;
+  readonly requestBytes: number;
+  readonly idHeaders: Record<string, string>;
+  readonly includeUsage: boolean;
+  readonly firstToolName: string | undefined;
+  readonly fail: (status: number, message: string, extra?: Record<string, string>) => void;
+}
+
+async function serveHttpError(context: TurnContext, turn: ScriptedHttpError): Promise<void> {
+  if (turn.delayMs !== undefined && !(await pause(context.res, turn.delayMs))) return;
+  if (turn.body === undefined) {
+    context.fail(turn.status, `Scripted error ${turn.status}.`, { ...turn.headers });
+    return;
+  }
+  sendJson(context.res, turn.status, turn.body, { ...context.idHeaders, ...turn.headers });
+}
+
+async function serveReply(context: TurnContext, reply: ScriptedReply): Promise<void> {
+  if (reply.delayMs !== undefined && !(await pause(context.res, reply.delayMs))) return;
+  if (!context.stream) {
+    sendRaw(context.res, 200, "application/json", renderBody(context, reply), context.idHeaders);
+    return;
+  }
+  const events = renderStream(context, reply);
+  startStream(context);
+  const delay = reply.chunkDelayMs ?? 0;
+  if (delay <= 0) {
+    context.res.end(events.join(""));
+    return;
+  }
+  for (const event of events) {
+    if (!(await pause(context.res, delay))) return;
+    context.res.write(event);
+  }
+  context.res.end();
+}
+
+async function serveFault(context: TurnContext, turn: ScriptedFault): Promise<void> {
+  const { res } = context;
+  switch (turn.fault) {
+    case "hang":
+      // Answer nothing; the connection stays open until the client or close() drops it.
+      return;
+    case "cut": {
+      const reply = turn.reply ?? DEFAULT_FAULT_REPLY;
+      const bytes = Buffer.from(
+        context.stream ? renderStream(context, reply).join("") : renderBody(context, reply),
+      );
+      const at = Math.min(turn.afterBytes ?? Math.floor(bytes.length / 2), bytes.length);
+      if (context.stream) startStream(context);
+      else res.writeHead(200, { "content-type": "application/json", ...context.idHeaders });
+      res.write(bytes.subarray(0, at), () => setImmediate(() => res.destroy()));
+      return;
+    }
+    case "malformed_event": {
+      if (!context.stream) {
+        sendRaw(res, 200, "application/json", '{"id": "broken", "content": [', context.idHeaders);
+        return;
+      }
+      const events = renderStream(context, turn.reply ?? DEFAULT_FAULT_REPLY);
+      const at = Math.min(turn.afterEvents ?? 1, events.length);
+      const bad =
+        context.protocol === "anthropic"
+          ? 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n'
+          : 'data: {"id":"chatcmpl-broken","choices":[{"index":0,"delta":{"content":"x\n\n';
+      startStream(context);
+      res.end([...events.slice(0, at), bad, ...events.slice(at)].join(""));
+      return;
+    }
+    case "malformed_json": {
+      const reply: ScriptedReply = {
+        content: [
+          {
+            type: "tool_use",
+            name: turn.name ?? context.firstToolName ?? "unknown_tool",
+            inputJson: turn.json ?? '{"path": "unterminated',
+            ...(turn.id === undefined ? {} : { id: turn.id }),
+          },
+        ],
+        chunkSize: 8,
+      };
+      await serveReply(context, reply);
+      return;
+    }
+    case "error_event": {
+      const errorType = turn.errorType ?? "overloaded_error";
+      const message = turn.message ?? "Overloaded";
+      if (!context.stream) {
+        context.fail(529, message);
+        return;
+      }
+      const events = renderStream(context, DEFAULT_FAULT_REPLY);
+      const at = Math.min(turn.afterEvents ?? 2, events.length);
+      const error =
+        context.protocol === "anthropic"
+          ? `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: errorType, message } })}\n\n`
+          : `data: ${JSON.stringify({ error: { type: errorType, message, param: null, code: null } })}\n\n`;
+      startStream(context);
+      res.end([...events.slice(0, at), error].join(""));
+      return;
+    }
+  }
+}
+
+function renderBody(context: TurnContext, reply: ScriptedReply): string {
+  const resolved = resolveReply(
+    reply,
+    context.protocol,
+    context.serial,
+    context.model,
+    context.requestBytes,
+  );
+  return context.protocol === "anthropic"
+    ? renderAnthropicMessage(resolved, `msg_scripted_${context.serial}`)
+    : renderOpenAiCompletion(resolved, `chatcmpl-scripted-${context.serial}`);
+}
+
+function renderStream(context: TurnContext, reply: ScriptedReply): string[] {
+  const resolved = resolveReply(
+    reply,
+    context.protocol,
+    context.serial,
+    context.model,
+    context.requestBytes,
+  );
+  return context.protocol === "anthropic"
+    ? renderAnthropicEvents(resolved, `msg_scripted_${context.serial}`)
+    : renderOpenAiEvents(resolved, `chatcmpl-scripted-${context.serial}`, context.includeUsage);
+}
+
+function startStream(context: TurnContext): void {
+  context.res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    ...context.idHeaders,
+  });
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string>,
+): void {
+  sendRaw(res, status, "application/json", JSON.stringify(body), headers);
+}
+
+function sendRaw(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  text: string,
+  headers: Record<string, string>,
+): void {
+  res.writeHead(status, {
+    "content-type": contentType,
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** Waits `ms`; resolves `false` when the client went away meanwhile. */
+function pause(res: ServerResponse, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (res.destroyed) {
+      resolve(false);
+      return;
+    }
+    const onClose = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      res.off("close", onClose);
+      resolve(!res.destroyed);
+    }, ms);
+    res.once("close", onClose);
+  });
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () =>
+      resolve(
+        chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"),
+      ),
+    );
+    req.on("error", reject);
+  });
+}
+
+function redactHeaders(headers: IncomingMessage["headers"]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(headers)) {
+    const value = headers[key];
+    if (value === undefined) continue;
+    out[key] =
+      key === "x-api-key" || key === "authorization"
+        ? "[redacted]"
+        : Array.isArray(value)
+          ? value.join(", ")
+          : value;
+  }
+  return out;
+}
+
+function presentedKey(req: IncomingMessage, protocol: "anthropic" | "openai"): string | undefined {
+  const apiKey = req.headers["x-api-key"];
+  if (protocol === "anthropic" && typeof apiKey === "string") return apiKey;
+  const authorization = req.headers.authorization;
+  if (typeof authorization === "string" && authorization.startsWith("Bearer "))
+    return authorization.slice(7);
+  return undefined;
+}
+
+function firstToolName(tools: unknown, protocol: "anthropic" | "openai"): string | undefined {
+  if (!Array.isArray(tools) || tools.length === 0) return undefined;
+  const first = tools[0] as { name?: unknown; function?: { name?: unknown } };
+  const name = protocol === "anthropic" ? first?.name : first?.function?.name;
+  return typeof name === "string" ? name : undefined;
+}

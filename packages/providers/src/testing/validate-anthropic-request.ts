@@ -1,0 +1,230 @@
+const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
+  "model",
+  "messages",
+  "max_tokens",
+  "system",
+  "tools",
+  "tool_choice",
+  "temperature",
+  "top_p",
+  "top_k",
+  "stop_sequences",
+  "stream",
+  "metadata",
+  "thinking",
+  "service_tier",
+]);
+const BLOCK_KEYS: Readonly<Record<string, ReadonlySet<string>>> = {
+  text: new Set(["type", "text", "cache_control", "citations"]),
+  image: new Set(["type", "source", "cache_control"]),
+  tool_use: new Set(["type", "id", "name", "input", "cache_control"]),
+  tool_result: new Set(["type", "tool_use_id", "content", "is_error", "cache_control"]),
+  thinking: new Set(["type", "thinking", "signature"]),
+  redacted_thinking: new Set(["type", "data"]),
+};
+const USER_BLOCKS: ReadonlySet<string> = new Set(["text", "image", "tool_result"]);
+const ASSISTANT_BLOCKS: ReadonlySet<string> = new Set([
+  "text",
+  "tool_use",
+  "thinking",
+  "redacted_thinking",
+]);
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+
+/**
+ * Checks a Messages API request body the way the real API does, for the rules a client is most
+ * likely to break. Returns the API-style error message, or `undefined` when the body is valid.
+ *
+ * Rejects: a missing `model` or `max_tokens`, unknown top-level keys, bad roles, unknown or
+ * misplaced block types, extra keys in blocks (such as an SDK-internal `inputError`), empty
+ * text blocks, a tool_use not answered by tool_result blocks in the very next user message,
+ * tool_result blocks after other content or answering no tool_use, duplicate or invalid tool
+ * names, and a `tool_choice` naming an unknown tool.
+ *
+ * @param body - The parsed request body.
+ */
+export function validateAnthropicRequest(body: unknown): string | undefined {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    return "The request body must be a JSON object.";
+  }
+  const request = body as Record<string, unknown>;
+  for (const key of Object.keys(request)) {
+    if (!TOP_LEVEL_KEYS.has(key)) return `${key}: Extra inputs are not permitted`;
+  }
+  if (typeof request.model !== "string" || request.model === "") return "model: Field required";
+  const maxTokens = request.max_tokens;
+  if (maxTokens === undefined) return "max_tokens: Field required";
+  if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1) {
+    return "max_tokens: Input should be a valid integer greater than or equal to 1";
+  }
+  if (request.stream !== undefined && typeof request.stream !== "boolean") {
+    return "stream: Input should be a valid boolean";
+  }
+  if (request.system !== undefined && typeof request.system !== "string") {
+    if (!Array.isArray(request.system)) return "system: Input should be a valid string or list";
+  }
+  const toolError = validateTools(request.tools, request.tool_choice);
+  if (toolError !== undefined) return toolError;
+  return validateMessages(request.messages);
+}
+
+function validateTools(tools: unknown, toolChoice: unknown): string | undefined {
+  const names = new Set<string>();
+  if (tools !== undefined) {
+    if (!Array.isArray(tools)) return "tools: Input should be a valid list";
+    for (let index = 0; index < tools.length; index++) {
+      const tool = tools[index] as Record<string, unknown>;
+      if (typeof tool?.name !== "string" || !TOOL_NAME.test(tool.name)) {
+        return `tools.${index}.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
+      }
+      const schema = tool.input_schema as Record<string, unknown> | undefined;
+      if (schema === undefined || schema === null || schema.type !== "object") {
+        return `tools.${index}.custom.input_schema.type: Input should be 'object'`;
+      }
+      if (names.has(tool.name)) return "tools: Tool names must be unique.";
+      names.add(tool.name);
+    }
+  }
+  if (toolChoice !== undefined) {
+    const choice = toolChoice as Record<string, unknown>;
+    const type = choice?.type;
+    if (type !== "auto" && type !== "any" && type !== "none" && type !== "tool") {
+      return "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'";
+    }
+    if (type === "tool" && !names.has(String(choice.name))) {
+      return `tool_choice: Tool '${String(choice.name)}' not found in tools`;
+    }
+  }
+  return undefined;
+}
+
+function validateMessages(messages: unknown): string | undefined {
+  if (messages === undefined) return "messages: Field required";
+  if (!Array.isArray(messages)) return "messages: Input should be a valid list";
+  if (messages.length === 0) return "messages: at least one message is required";
+  let pendingToolUses: string[] = [];
+  let pendingIndex = -1;
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index] as Record<string, unknown>;
+    const role = message?.role;
+    if (role !== "user" && role !== "assistant") {
+      return `messages.${index}.role: Input should be 'user' or 'assistant'`;
+    }
+    const content = message.content;
+    const blocks: Record<string, unknown>[] = [];
+    if (typeof content === "string") {
+      if (content === "" && !(role === "assistant" && index === messages.length - 1)) {
+        return `messages.${index}: all messages must have non-empty content except for the optional final assistant message`;
+      }
+    } else if (Array.isArray(content)) {
+      for (let position = 0; position < content.length; position++) {
+        const block = content[position] as Record<string, unknown>;
+        const error = validateBlock(block, `messages.${index}.content.${position}`, role);
+        if (error !== undefined) return error;
+        blocks.push(block);
+      }
+    } else {
+      return `messages.${index}.content: Input should be a valid string or list`;
+    }
+    if (pendingToolUses.length > 0) {
+      const answered = new Set<string>();
+      if (role === "user") {
+        let seenOther = false;
+        for (let position = 0; position < blocks.length; position++) {
+          const block = blocks[position]!;
+          if (block.type === "tool_result") {
+            if (seenOther) {
+              return `messages.${index}.content.${position}: tool_result blocks must come before any other content in the user message that answers tool_use blocks`;
+            }
+            answered.add(String(block.tool_use_id));
+          } else {
+            seenOther = true;
+          }
+        }
+      }
+      const missing = pendingToolUses.filter((id) => !answered.has(id));
+      if (missing.length > 0) {
+        return `messages.${pendingIndex}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+      }
+    }
+    if (role === "user") {
+      const expected = new Set(pendingToolUses);
+      for (let position = 0; position < blocks.length; position++) {
+        const block = blocks[position]!;
+        if (block.type === "tool_result" && !expected.has(String(block.tool_use_id))) {
+          return `messages.${index}.content.${position}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+        }
+      }
+      pendingToolUses = [];
+    } else {
+      pendingToolUses = [];
+      for (const block of blocks) {
+        if (block.type === "tool_use") pendingToolUses.push(String(block.id));
+      }
+      pendingIndex = index;
+      if (new Set(pendingToolUses).size !== pendingToolUses.length) {
+        return `messages.${index}: \`tool_use\` ids must be unique`;
+      }
+    }
+  }
+  if (pendingToolUses.length > 0) {
+    return `messages.${pendingIndex}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${pendingToolUses.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+  }
+  return undefined;
+}
+
+function validateBlock(
+  block: Record<string, unknown>,
+  path: string,
+  role: "user" | "assistant",
+): string | undefined {
+  if (block === null || typeof block !== "object") return `${path}: Input should be an object`;
+  const type = String(block.type);
+  const keys = BLOCK_KEYS[type];
+  if (keys === undefined)
+    return `${path}.type: Input tag '${type}' does not match any expected tag`;
+  if (!(role === "user" ? USER_BLOCKS : ASSISTANT_BLOCKS).has(type)) {
+    return `${path}.type: '${type}' blocks are not permitted in ${role} messages`;
+  }
+  for (const key of Object.keys(block)) {
+    if (!keys.has(key)) return `${path}.${type}.${key}: Extra inputs are not permitted`;
+  }
+  switch (type) {
+    case "text":
+      if (typeof block.text !== "string") return `${path}.text.text: Field required`;
+      if (block.text === "") return `${path}: text content blocks must be non-empty`;
+      return undefined;
+    case "tool_use":
+      if (typeof block.id !== "string" || block.id === "")
+        return `${path}.tool_use.id: Field required`;
+      if (typeof block.name !== "string") return `${path}.tool_use.name: Field required`;
+      if (block.input === null || typeof block.input !== "object" || Array.isArray(block.input)) {
+        return `${path}.tool_use.input: Input should be a valid dictionary`;
+      }
+      return undefined;
+    case "tool_result":
+      if (typeof block.tool_use_id !== "string")
+        return `${path}.tool_result.tool_use_id: Field required`;
+      if (block.content !== undefined && typeof block.content !== "string") {
+        if (!Array.isArray(block.content)) {
+          return `${path}.tool_result.content: Input should be a valid string or list`;
+        }
+        for (let index = 0; index < block.content.length; index++) {
+          const inner = block.content[index] as Record<string, unknown>;
+          if (inner?.type !== "text" && inner?.type !== "image") {
+            return `${path}.tool_result.content.${index}.type: Input tag '${String(inner?.type)}' does not match any expected tag`;
+          }
+        }
+      }
+      return undefined;
+    case "thinking":
+      if (typeof block.thinking !== "string") return `${path}.thinking.thinking: Field required`;
+      if (typeof block.signature !== "string") return `${path}.thinking.signature: Field required`;
+      return undefined;
+    case "redacted_thinking":
+      if (typeof block.data !== "string") return `${path}.redacted_thinking.data: Field required`;
+      return undefined;
+    default:
+      return undefined;
+  }
+}
