@@ -77,9 +77,7 @@ describe("builtinTools()", () => {
   });
 
   it("T31: refuses unknown options, nested ones with a dotted name", () => {
-    expect(() =>
-      builtinTools({ tools: ["Read"], cwd: fixture.cwd, cwdd: "." } as never),
-    ).toThrow(
+    expect(() => builtinTools({ tools: ["Read"], cwd: fixture.cwd, cwdd: "." } as never)).toThrow(
       'builtinTools(): unknown option "cwdd". Check for a typo, or upgrade the SDK if this option was added in a newer version.',
     );
     expect(() =>

@@ -180,12 +180,13 @@ async function grep(
   }
   if (input.glob !== undefined) {
     const globPattern = relativePattern(input.glob, [target], "Grep");
-    const matches = picomatch(globPattern, { dot: true, basename: true });
-    files = files.filter((file) =>
-      matches(
-        path.relative(target, file.path).split(path.sep).join("/") || path.basename(file.path),
-      ),
-    );
+    const matches = picomatch(globPattern, { dot: true });
+    // Like ripgrep's --glob: a glob without "/" matches the file name at any depth.
+    const byName = !globPattern.includes("/");
+    files = files.filter((file) => {
+      const relative = path.relative(target, file.path).split(path.sep).join("/");
+      return matches(byName || relative === "" ? path.basename(file.path) : relative);
+    });
   }
   const named = files
     .map((file) => ({ ...file, name: displayPath(real, file.path) }))

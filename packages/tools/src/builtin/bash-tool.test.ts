@@ -1,0 +1,155 @@
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bashTool } from "./index.js";
+import { call, createFixture, type Fixture, text } from "./test-fixture.js";
+
+let fixture: Fixture;
+beforeAll(async () => {
+  fixture = await createFixture();
+});
+afterAll(() => fixture.cleanUp());
+
+/** Whether a process is gone: no such pid, or a zombie waiting to be reaped. */
+function isDead(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function readPid(name: string): Promise<number> {
+  let pid = Number.NaN;
+  await waitFor(async () => {
+    pid = Number.parseInt(await readFile(path.join(fixture.cwd, name), "utf8").catch(() => ""), 10);
+    return Number.isInteger(pid);
+  });
+  return pid;
+}
+
+describe("Bash", () => {
+  it("runs in cwd and returns combined output with the exit code", async () => {
+    const result = await call(bashTool({ cwd: fixture.cwd }), {
+      command: "pwd; echo out; echo err >&2; cat a.txt | wc -l",
+    });
+    expect(result.isError).toBe(false);
+    const output = text(result);
+    expect(output).toContain(fixture.cwd);
+    expect(output).toContain("out\n");
+    expect(output).toContain("err\n");
+    expect(output).toMatch(/\b3\n\nExit code: 0$/);
+  });
+
+  it("a non-zero exit is an is_error result carrying the output and the code", async () => {
+    const result = await call(bashTool({ cwd: fixture.cwd }), {
+      command: "echo failing >&2; exit 3",
+    });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toBe("failing\n\nExit code: 3");
+  });
+
+  it("says when there is no output; stdin is closed", async () => {
+    const result = await call(bashTool({ cwd: fixture.cwd }), { command: "cat" });
+    expect(result.isError).toBe(false);
+    expect(text(result)).toBe("(no output)\n\nExit code: 0");
+  });
+
+  it("caps output, keeping the start and the end, and says so", async () => {
+    const result = await call(bashTool({ cwd: fixture.cwd, maxOutputChars: 100 }), {
+      command: "for i in $(seq 1 1000); do echo line$i; done",
+    });
+    const output = text(result);
+    expect(output.startsWith("line1\nline2\n")).toBe(true);
+    expect(output).toContain("line1000\n\nExit code: 0");
+    expect(output).toMatch(/\[\.\.\. output cut: \d+ characters omitted from the middle/);
+    expect(output.length).toBeLessThan(400);
+  });
+
+  it("T22: on timeout, kills the whole process group, grandchildren included", async () => {
+    const started = Date.now();
+    const result = await call(bashTool({ cwd: fixture.cwd }), {
+      command: "echo started; sleep 30 & echo $! > timeout-child.pid; sleep 30",
+      timeout: 500,
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(result.isError).toBe(true);
+    expect(text(result)).toContain("started");
+    expect(text(result)).toContain("Command timed out after 500 ms");
+    const child = await readPid("timeout-child.pid");
+    await waitFor(() => isDead(child), 2000);
+  });
+
+  it("T22: on abort, kills the whole process group, grandchildren included", async () => {
+    const controller = new AbortController();
+    const running = call(
+      bashTool({ cwd: fixture.cwd }),
+      { command: "sleep 30 & echo $! > abort-child.pid; sleep 30" },
+      controller.signal,
+    );
+    const child = await readPid("abort-child.pid");
+    expect(isDead(child)).toBe(false);
+    controller.abort();
+    const result = await running;
+    expect(result.isError).toBe(true);
+    expect(text(result)).toContain("Command cancelled");
+    await waitFor(() => isDead(child), 2000);
+  });
+
+  it("sends SIGKILL to processes that ignore SIGTERM, after a grace period", async () => {
+    const result = await call(bashTool({ cwd: fixture.cwd }), {
+      command: "trap '' TERM; sleep 30 & echo $! > stubborn.pid; wait",
+      timeout: 300,
+    });
+    expect(result.isError).toBe(true);
+    const child = await readPid("stubborn.pid");
+    await waitFor(() => isDead(child), 2000);
+  });
+
+  it("does not start when the signal is already aborted", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const result = await call(
+      bashTool({ cwd: fixture.cwd }),
+      { command: "touch should-not-exist" },
+      controller.signal,
+    );
+    expect(result.isError).toBe(true);
+    await expect(readFile(path.join(fixture.cwd, "should-not-exist"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("refuses a timeout over 600000 ms and uses defaultTimeoutMs otherwise", async () => {
+    const tooLong = await call(bashTool({ cwd: fixture.cwd }), {
+      command: "true",
+      timeout: 600_001,
+    });
+    expect(tooLong.isError).toBe(true);
+    expect(text(tooLong)).toContain("timeout");
+    const quick = await call(bashTool({ cwd: fixture.cwd, defaultTimeoutMs: 200 }), {
+      command: "sleep 5",
+    });
+    expect(text(quick)).toContain("Command timed out after 200 ms");
+  });
+
+  it("is documented as not a sandbox", () => {
+    const description = bashTool({ cwd: fixture.cwd }).description;
+    expect(description).toContain("bash -c");
+    const source = readFileSync(path.join(import.meta.dirname, "bash-tool.ts"), "utf8");
+    expect(source).toContain("**Bash is not a sandbox.**");
+  });
+});

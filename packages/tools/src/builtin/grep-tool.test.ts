@@ -1,0 +1,117 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { grepTool } from "./index.js";
+import { call, createFixture, type Fixture, text } from "./test-fixture.js";
+
+let fixture: Fixture;
+beforeAll(async () => {
+  fixture = await createFixture();
+  const files: Record<string, string | Buffer> = {
+    "g/one.ts": "const Needle = 1;\nconst other = 2;\nneedle again\n",
+    "g/two.js": "no match here\n",
+    "g/deep/three.ts": "needle\nneedle\nneedle\n",
+    "g/binary.dat": Buffer.concat([Buffer.from("needle"), Buffer.from([0, 1, 2])]),
+    "g/node_modules/pkg/index.ts": "needle in node_modules\n",
+    "g/.git/config": "needle in git\n",
+    "g/long.txt": `needle ${"y".repeat(1000)}\n`,
+  };
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.join(fixture.cwd, name);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, content);
+  }
+});
+afterAll(() => fixture.cleanUp());
+
+describe("Grep", () => {
+  it('lists matching files by default ("files_with_matches"), skipping binary, node_modules and .git', async () => {
+    const result = await call(grepTool({ cwd: fixture.cwd }), { pattern: "needle", path: "g" });
+    expect(result.isError).toBe(false);
+    expect(text(result)).toBe("g/deep/three.ts\ng/long.txt\ng/one.ts");
+  });
+
+  it('"content" mode shows path:line:text and cuts long lines', async () => {
+    const result = await call(grepTool({ cwd: fixture.cwd, maxLineLength: 20 }), {
+      pattern: "needle",
+      path: "g",
+      output_mode: "content",
+    });
+    expect(text(result)).toBe(
+      [
+        "g/deep/three.ts:1:needle",
+        "g/deep/three.ts:2:needle",
+        "g/deep/three.ts:3:needle",
+        `g/long.txt:1:needle ${"y".repeat(13)}… [line cut]`,
+        "g/one.ts:3:needle again",
+      ].join("\n"),
+    );
+  });
+
+  it('"count" mode shows path:count; "-i" ignores case', async () => {
+    const grep = grepTool({ cwd: fixture.cwd });
+    const counted = await call(grep, { pattern: "needle", path: "g", output_mode: "count" });
+    expect(text(counted)).toBe("g/deep/three.ts:3\ng/long.txt:1\ng/one.ts:1");
+    const insensitive = await call(grep, {
+      pattern: "needle",
+      path: "g/one.ts",
+      output_mode: "count",
+      "-i": true,
+    });
+    expect(text(insensitive)).toBe("g/one.ts:2");
+  });
+
+  it("filters files with glob: a name glob at any depth, or a path glob", async () => {
+    const grep = grepTool({ cwd: fixture.cwd });
+    expect(text(await call(grep, { pattern: "needle", path: "g", glob: "*.ts" }))).toBe(
+      "g/deep/three.ts\ng/one.ts",
+    );
+    expect(text(await call(grep, { pattern: "needle", path: "g", glob: "deep/**" }))).toBe(
+      "g/deep/three.ts",
+    );
+    expect(text(await call(grep, { pattern: "needle", glob: "g/*.{ts,js}" }))).toBe("g/one.ts");
+  });
+
+  it("searches node_modules when path or glob names it", async () => {
+    const result = await call(grepTool({ cwd: fixture.cwd }), {
+      pattern: "needle",
+      path: "g/node_modules",
+    });
+    expect(text(result)).toBe("g/node_modules/pkg/index.ts");
+  });
+
+  it("caps results with a note", async () => {
+    const result = await call(grepTool({ cwd: fixture.cwd, maxResults: 2 }), {
+      pattern: "needle",
+      path: "g",
+      output_mode: "content",
+    });
+    expect(text(result)).toBe(
+      "g/deep/three.ts:1:needle\ng/deep/three.ts:2:needle\n[Results cut at 2 matching lines; there are more. Narrow the search with path, glob or a more specific pattern.]",
+    );
+  });
+
+  it("skips files over maxFileBytes and says so", async () => {
+    const result = await call(grepTool({ cwd: fixture.cwd, maxFileBytes: 30 }), {
+      pattern: "needle",
+      path: "g",
+    });
+    expect(text(result)).toContain("g/deep/three.ts");
+    expect(text(result)).toContain("larger than 30 bytes and not searched");
+  });
+
+  it("errors: an invalid regular expression, a missing path; no match is not an error", async () => {
+    const grep = grepTool({ cwd: fixture.cwd });
+    const invalid = await call(grep, { pattern: "foo(" });
+    expect(invalid.isError).toBe(true);
+    expect(text(invalid)).toContain('Grep: "foo(" is not a valid JavaScript regular expression');
+    const missing = await call(grep, { pattern: "x", path: "nope" });
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toContain('"nope" does not exist');
+    const none = await call(grep, { pattern: "zzz-not-there" });
+    expect(none.isError).toBe(false);
+    expect(text(none)).toBe("No matches found.");
+    const badMode = await call(grep, { pattern: "x", output_mode: "lines" });
+    expect(badMode.isError).toBe(true);
+  });
+});
