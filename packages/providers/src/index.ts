@@ -12,6 +12,11 @@ export type { ModelRequest, ModelToolChoice } from "./model-request.js";
 export type { ModelResponse, ModelUsage, StopReason } from "./model-response.js";
 export type { ModelStreamEvent, StreamBlockStart } from "./model-stream-event.js";
 export {
+  type OpenAiCompatibleOptions,
+  openaiCompatible,
+} from "./openai/openai-compatible.js";
+export type { MaxTokensParameter } from "./openai/to-openai-body.js";
+export {
   ProviderError,
   type ProviderErrorCode,
   type ProviderErrorDetails,

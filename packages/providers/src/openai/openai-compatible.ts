@@ -1,0 +1,152 @@
+import { assertKnownOptions, InvalidOptionError } from "@lattice/tools";
+import type { ModelProviderV1 } from "../model-provider.js";
+import type { ModelRequest } from "../model-request.js";
+import type { ModelStreamEvent } from "../model-stream-event.js";
+import { ProviderError } from "../provider-error.js";
+import { resolveApiKey } from "../resolve-api-key.js";
+import { type CallContext, callModel } from "../transport/call-model.js";
+import { checkCount, trimBaseURL } from "../transport/provider-options.js";
+import { safeEndpoint } from "../transport/redact-secret.js";
+import type { ResponseCodec } from "../transport/stream-decoder.js";
+import { decodeOpenAiCompletion } from "./decode-openai-completion.js";
+import { OpenAiStreamDecoder, type StrictSchemas } from "./openai-stream-decoder.js";
+import { type MaxTokensParameter, toOpenAiBody } from "./to-openai-body.js";
+
+const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+const OPTION_KEYS: ReadonlySet<string> = new Set([
+  "apiKey",
+  "baseURL",
+  "headers",
+  "maxRetries",
+  "timeoutMs",
+  "fetch",
+  "maxTokensParameter",
+]);
+
+/** Options of {@link openaiCompatible}. Checked strictly: an unknown key throws. */
+export interface OpenAiCompatibleOptions {
+  /**
+   * The API key, sent as `Authorization: Bearer …`. Default: `OPENAI_API_KEY`. Without any key,
+   * requests to api.openai.com fail with `provider_missing_api_key`; other servers (vLLM,
+   * llama.cpp, Ollama) get no Authorization header. Never printed in errors, logs or traces.
+   */
+  readonly apiKey?: string;
+  /**
+   * The API's base URL, including `/v1` as in OpenAI's own SDK; requests go to
+   * `baseURL + "/chat/completions"`. Default `https://api.openai.com/v1`.
+   */
+  readonly baseURL?: string;
+  /** Extra headers sent with every request. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Retries after the first attempt on 408, 409, 429, 5xx and connection failures. Default 2. */
+  readonly maxRetries?: number;
+  /** The longest wait for response headers, or between two stream chunks, in ms. Default 600000. */
+  readonly timeoutMs?: number;
+  /** A custom `fetch` (a proxy agent, a test double). Default: the platform's `fetch`. */
+  readonly fetch?: typeof globalThis.fetch;
+  /**
+   * Which field carries `maxTokens`. Default: `"max_completion_tokens"` for api.openai.com
+   * (its reasoning models reject `max_tokens`), else `"max_tokens"` (what compatible servers
+   * all accept).
+   */
+  readonly maxTokensParameter?: MaxTokensParameter;
+}
+
+/**
+ * A provider for OpenAI-compatible Chat Completions APIs (OpenAI, vLLM, llama.cpp, Ollama,
+ * gateways).
+ *
+ * POSTs to `baseURL + "/chat/completions"`. Tools are sent as functions (strict ones with the
+ * strict-mode schema), tool calls are assembled from deltas by index, tool results are sent as
+ * `role: "tool"` messages, usage comes from `stream_options.include_usage`, and
+ * `finish_reason` is mapped to the common stop reasons.
+ *
+ * @example
+ * ```ts
+ * const provider = openaiCompatible({ baseURL: "http://localhost:11434/v1" });
+ * ```
+ *
+ * @param options - {@link OpenAiCompatibleOptions}.
+ * @returns A {@link ModelProviderV1} named `"openai-compatible"`.
+ * @throws `UnknownOptionError` for an unknown option; `InvalidOptionError` for a bad value.
+ */
+export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelProviderV1 {
+  const prefix = "openaiCompatible():";
+  assertKnownOptions(options, OPTION_KEYS, prefix);
+  const baseURL = trimBaseURL(options.baseURL ?? DEFAULT_BASE_URL, prefix);
+  const maxRetries = checkCount(options.maxRetries, 2, "maxRetries", prefix);
+  const timeoutMs = checkCount(options.timeoutMs, 600_000, "timeoutMs", prefix);
+  const official = /(^|\.)openai\.com$/i.test(new URL(baseURL).hostname);
+  const maxTokensParameter =
+    options.maxTokensParameter ?? (official ? "max_completion_tokens" : "max_tokens");
+  if (maxTokensParameter !== "max_tokens" && maxTokensParameter !== "max_completion_tokens") {
+    throw new InvalidOptionError(
+      prefix,
+      "maxTokensParameter",
+      'must be "max_tokens" or "max_completion_tokens".',
+    );
+  }
+  const resolved = resolveApiKey(options.apiKey, "OPENAI_API_KEY");
+  const url = `${baseURL}/chat/completions`;
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json",
+    ...options.headers,
+  };
+  if (resolved.key !== undefined) headers.authorization = `Bearer ${resolved.key}`;
+  const call: CallContext = {
+    label: official ? "OpenAI API" : "OpenAI-compatible API",
+    endpoint: safeEndpoint(url),
+    url,
+    headers,
+    fetch: options.fetch ?? globalThis.fetch,
+    maxRetries,
+    timeoutMs,
+    secret: resolved.key,
+    keyHint: resolved.hint,
+  };
+  const plainCodec: ResponseCodec = codecFor(call, undefined);
+  return {
+    specificationVersion: "v1",
+    name: "openai-compatible",
+    baseURL: safeEndpoint(baseURL).replace(/\/$/, ""),
+    stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
+      if (resolved.key === undefined && official) return missingKey(call);
+      const stream = request.stream !== false;
+      const body = JSON.stringify(toOpenAiBody(request, stream, maxTokensParameter));
+      const strict = strictSchemas(request);
+      const codec = strict === undefined ? plainCodec : codecFor(call, strict);
+      return callModel(call, codec, body, stream, request.signal);
+    },
+  };
+}
+
+function codecFor(call: CallContext, strict: StrictSchemas | undefined): ResponseCodec {
+  return {
+    createStreamDecoder: () => new OpenAiStreamDecoder(call, strict),
+    decodeMessage: (body) => decodeOpenAiCompletion(call, body, strict),
+  };
+}
+
+function strictSchemas(request: ModelRequest): StrictSchemas | undefined {
+  const tools = request.tools;
+  if (tools === undefined) return undefined;
+  let map: Map<string, { [keyword: string]: unknown }> | undefined;
+  for (const tool of tools) {
+    if (tool.strict !== true) continue;
+    map ??= new Map();
+    map.set(tool.name, tool.inputSchema);
+  }
+  return map;
+}
+
+/** Fails the first iteration with a `provider_missing_api_key` error. */
+// biome-ignore lint/correctness/useYield: the iterator only throws.
+async function* missingKey(call: CallContext): AsyncGenerator<ModelStreamEvent> {
+  throw new ProviderError({
+    code: "provider_missing_api_key",
+    message: `No API key for ${call.label} at ${call.endpoint}: set ${call.keyHint}.`,
+    endpoint: call.endpoint,
+    retryable: false,
+  });
+}

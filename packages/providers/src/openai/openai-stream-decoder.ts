@@ -1,0 +1,290 @@
+import type { EventSourceMessage } from "eventsource-parser";
+import type { ContentBlock } from "../content-blocks.js";
+import type { ModelUsage } from "../model-response.js";
+import type { ModelStreamEvent } from "../model-stream-event.js";
+import { ProviderError } from "../provider-error.js";
+import { parseToolCallInput } from "../transport/parse-tool-input.js";
+import { redactSecret } from "../transport/redact-secret.js";
+import type {
+  DecodedMessage,
+  EndpointContext,
+  StreamDecoder,
+} from "../transport/stream-decoder.js";
+import { openAiStopReason } from "./openai-stop-reason.js";
+import { readOpenAiUsage } from "./openai-usage.js";
+import { stripStrictNulls } from "./strip-strict-nulls.js";
+
+/** A tool call being assembled from deltas. */
+interface OpenToolCall {
+  readonly position: number;
+  readonly id: string;
+  readonly name: string;
+  arguments: string;
+  open: boolean;
+}
+
+/** Original input schemas of the request's strict tools, by name. */
+export type StrictSchemas = ReadonlyMap<string, { [keyword: string]: unknown }>;
+
+/**
+ * Decodes a Chat Completions SSE stream: content deltas become a text block, DeepSeek/vLLM
+ * style `reasoning_content` (or `reasoning`) a thinking block, tool calls are assembled from
+ * deltas by `index`; `finish_reason` closes every block; a usage-only chunk (from
+ * `stream_options.include_usage`) sets usage; `[DONE]` ends the stream. A chunk carrying
+ * `error` throws a {@link ProviderError}.
+ */
+export class OpenAiStreamDecoder implements StreamDecoder {
+  /** Events not yet handed to the consumer. */
+  readonly events: ModelStreamEvent[] = [];
+  readonly #context: EndpointContext;
+  readonly #strict: StrictSchemas | undefined;
+  readonly #content: ContentBlock[] = [];
+  readonly #tools: OpenToolCall[] = [];
+  #textPosition = -1;
+  #text = "";
+  #thinkingPosition = -1;
+  #thinking = "";
+  #usage: ModelUsage = { inputTokens: 0, outputTokens: 0 };
+  #id: string | undefined;
+  #model = "";
+  #finishReason: string | undefined;
+  #started = false;
+  #done = false;
+
+  /**
+   * @param context - The endpoint, for error messages.
+   * @param strict - Original schemas of strict tools, to remove the nulls strict mode adds.
+   */
+  constructor(context: EndpointContext, strict: StrictSchemas | undefined) {
+    this.#context = context;
+    this.#strict = strict;
+  }
+
+  /** Handles one SSE event. */
+  handle(message: EventSourceMessage): void {
+    const data = message.data;
+    if (data === "[DONE]") {
+      this.#done = true;
+      return;
+    }
+    let chunk: Record<string, unknown>;
+    try {
+      chunk = JSON.parse(data) as Record<string, unknown>;
+    } catch (error) {
+      throw this.#malformed(`an event whose data is not JSON (${quote(data)})`, error);
+    }
+    if (chunk === null || typeof chunk !== "object") {
+      throw this.#malformed(`an event whose data is not an object (${quote(data)})`);
+    }
+    if (chunk.error !== undefined && chunk.error !== null) throw this.#errorChunk(chunk.error);
+    if (!this.#started) {
+      this.#started = true;
+      if (typeof chunk.id === "string") this.#id = chunk.id;
+      if (typeof chunk.model === "string") this.#model = chunk.model;
+      this.events.push({ type: "message_start", id: this.#id, model: this.#model });
+    }
+    const choices = chunk.choices;
+    if (Array.isArray(choices) && choices.length > 0) {
+      const choice = choices[0] as Record<string, unknown>;
+      const delta = choice.delta as Record<string, unknown> | null | undefined;
+      if (delta !== null && delta !== undefined) this.#delta(delta);
+      const finish = choice.finish_reason;
+      if (typeof finish === "string") this.#finish(finish);
+    }
+    const usage = chunk.usage;
+    if (usage !== null && usage !== undefined) {
+      const read = readOpenAiUsage(usage);
+      if (read !== undefined) {
+        this.#usage = read;
+        this.events.push({ type: "usage", usage: read });
+      }
+    }
+  }
+
+  /** The assembled message; throws when the stream ended before `finish_reason` or `[DONE]`. */
+  finish(): DecodedMessage {
+    if (!this.#done && this.#finishReason === undefined) {
+      throw new ProviderError({
+        code: "provider_stream_truncated",
+        message: `The ${this.#context.label} stream from ${this.#context.endpoint} ended before finish_reason and [DONE]. The partial reply was discarded: retry the turn.`,
+        endpoint: this.#context.endpoint,
+        retryable: true,
+      });
+    }
+    this.#closeAll();
+    return {
+      id: this.#id,
+      model: this.#model,
+      content: this.#content,
+      stopReason: openAiStopReason(this.#finishReason, this.#tools.length > 0),
+      rawStopReason: this.#finishReason,
+      usage: this.#usage,
+    };
+  }
+
+  #delta(delta: Record<string, unknown>): void {
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (typeof reasoning === "string" && reasoning !== "") {
+      if (this.#thinkingPosition < 0) {
+        this.#closeText();
+        this.#thinkingPosition = this.#open({ type: "thinking" });
+      }
+      this.#thinking += reasoning;
+      this.events.push({
+        type: "thinking_delta",
+        index: this.#thinkingPosition,
+        thinking: reasoning,
+      });
+    }
+    const content = typeof delta.content === "string" ? delta.content : delta.refusal;
+    if (typeof content === "string" && content !== "") {
+      if (this.#textPosition < 0) {
+        this.#closeThinking();
+        this.#textPosition = this.#open({ type: "text" });
+      }
+      this.#text += content;
+      this.events.push({ type: "text_delta", index: this.#textPosition, text: content });
+    }
+    const calls = delta.tool_calls;
+    if (Array.isArray(calls)) {
+      for (let position = 0; position < calls.length; position++) {
+        this.#toolCallDelta(calls[position] as Record<string, unknown>, position);
+      }
+    }
+  }
+
+  #toolCallDelta(call: Record<string, unknown>, fallbackIndex: number): void {
+    const index = typeof call.index === "number" ? call.index : fallbackIndex;
+    const fn = call.function as Record<string, unknown> | undefined;
+    let state = this.#tools[index];
+    if (state === undefined) {
+      this.#closeText();
+      this.#closeThinking();
+      const position = this.#content.length;
+      const id =
+        typeof call.id === "string" && call.id !== "" ? call.id : `call_lattice_${position}`;
+      const name = typeof fn?.name === "string" ? fn.name : "";
+      this.#content.push(undefined as unknown as ContentBlock);
+      state = { position, id, name, arguments: "", open: true };
+      this.#tools[index] = state;
+      this.events.push({
+        type: "block_start",
+        index: position,
+        block: { type: "tool_use", id, name },
+      });
+    }
+    const piece = fn?.arguments;
+    const text =
+      typeof piece === "string"
+        ? piece
+        : piece !== undefined && piece !== null
+          ? JSON.stringify(piece)
+          : "";
+    if (text !== "" && state.open) {
+      state.arguments += text;
+      this.events.push({ type: "tool_input_delta", index: state.position, partialJson: text });
+    }
+  }
+
+  #finish(reason: string): void {
+    this.#finishReason = reason;
+    this.#closeAll();
+    this.events.push({
+      type: "stop",
+      stopReason: openAiStopReason(reason, this.#tools.length > 0),
+    });
+  }
+
+  #open(block: { type: "text" } | { type: "thinking" }): number {
+    const position = this.#content.length;
+    this.#content.push(undefined as unknown as ContentBlock);
+    this.events.push({ type: "block_start", index: position, block });
+    return position;
+  }
+
+  #closeText(): void {
+    if (this.#textPosition < 0) return;
+    this.#content[this.#textPosition] = { type: "text", text: this.#text };
+    this.events.push({ type: "block_stop", index: this.#textPosition });
+    this.#textPosition = -1;
+    this.#text = "";
+  }
+
+  #closeThinking(): void {
+    if (this.#thinkingPosition < 0) return;
+    this.#content[this.#thinkingPosition] = {
+      type: "thinking",
+      thinking: this.#thinking,
+      signature: "",
+    };
+    this.events.push({ type: "block_stop", index: this.#thinkingPosition });
+    this.#thinkingPosition = -1;
+    this.#thinking = "";
+  }
+
+  #closeAll(): void {
+    this.#closeThinking();
+    this.#closeText();
+    for (const state of this.#tools) {
+      if (state === undefined || !state.open) continue;
+      state.open = false;
+      const parsed = parseToolCallInput(state.name, state.arguments);
+      const schema = this.#strict?.get(state.name);
+      const input = schema === undefined ? parsed.input : stripStrictNulls(parsed.input, schema);
+      this.#content[state.position] =
+        parsed.inputError === undefined
+          ? { type: "tool_use", id: state.id, name: state.name, input }
+          : {
+              type: "tool_use",
+              id: state.id,
+              name: state.name,
+              input,
+              inputError: parsed.inputError,
+            };
+      this.events.push({ type: "block_stop", index: state.position });
+    }
+  }
+
+  #errorChunk(error: unknown): ProviderError {
+    const record = (typeof error === "object" ? error : { message: String(error) }) as Record<
+      string,
+      unknown
+    >;
+    const type =
+      typeof record.type === "string"
+        ? record.type
+        : typeof record.code === "string"
+          ? record.code
+          : undefined;
+    const apiMessage =
+      typeof record.message === "string"
+        ? redactSecret(record.message, this.#context.secret)
+        : undefined;
+    const retryable = type === undefined || /server|overload|rate|timeout|unavailable/i.test(type);
+    return new ProviderError({
+      code:
+        type !== undefined && /overload/i.test(type)
+          ? "provider_overloaded"
+          : "provider_stream_error",
+      message: `The ${this.#context.label} stream from ${this.#context.endpoint} ended with an error (${type ?? "unknown"}${apiMessage === undefined ? "" : `: ${apiMessage}`}). ${retryable ? "This may be transient: retry the turn." : "Check the request."}`,
+      endpoint: this.#context.endpoint,
+      type,
+      apiMessage,
+      retryable,
+    });
+  }
+
+  #malformed(what: string, cause?: unknown): ProviderError {
+    return new ProviderError({
+      code: "provider_malformed_response",
+      message: `The ${this.#context.label} stream from ${this.#context.endpoint} sent ${what}. The partial reply was discarded: retry the turn, and check that baseURL points at an OpenAI-compatible API.`,
+      endpoint: this.#context.endpoint,
+      retryable: true,
+      cause,
+    });
+  }
+}
+
+function quote(text: string): string {
+  return JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…` : text);
+}
