@@ -71,3 +71,17 @@ describe("Glob", () => {
     expect(text(missing)).toContain('"nope" does not exist');
   });
 });
+
+describe("Glob and cancellation", () => {
+  it("T22: an aborted signal ends the call as an is_error result", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const result = await call(
+      globTool({ cwd: fixture.cwd }),
+      { pattern: "**/*" },
+      controller.signal,
+    );
+    expect(result.isError).toBe(true);
+    expect(text(result)).toBe("Glob was cancelled before it finished.");
+  });
+});

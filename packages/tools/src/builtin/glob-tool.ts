@@ -118,6 +118,7 @@ async function globFiles(
   input: GlobToolInput,
   context: ToolContext,
 ): Promise<ToolHandlerResult> {
+  throwIfAborted(context.signal, "Glob");
   const given = input.path ?? ".";
   const { real: directory, workspace: real } = await confinePath(workspace, given, "Glob");
   try {

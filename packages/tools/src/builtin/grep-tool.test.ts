@@ -115,3 +115,17 @@ describe("Grep", () => {
     expect(badMode.isError).toBe(true);
   });
 });
+
+describe("Grep and cancellation", () => {
+  it("T22: an aborted signal ends the search as an is_error result, not as 'no matches'", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const result = await call(
+      grepTool({ cwd: fixture.cwd }),
+      { pattern: "needle" },
+      controller.signal,
+    );
+    expect(result.isError).toBe(true);
+    expect(text(result)).toBe("Grep was cancelled before it finished.");
+  });
+});

@@ -158,6 +158,7 @@ async function grep(
   input: GrepToolInput,
   context: ToolContext,
 ): Promise<ToolHandlerResult> {
+  throwIfAborted(context.signal, "Grep");
   const regex = compile(input.pattern, input["-i"] === true);
   const mode = input.output_mode ?? "files_with_matches";
   const given = input.path ?? ".";
@@ -178,6 +179,8 @@ async function grep(
     throwIfAborted(context.signal, "Grep");
     throw fileSystemError(error, workspace, given, "Grep");
   }
+  // The crawl stops quietly on abort; say so rather than report no matches.
+  throwIfAborted(context.signal, "Grep");
   if (input.glob !== undefined) {
     const globPattern = relativePattern(input.glob, [target], "Grep");
     const matches = picomatch(globPattern, { dot: true });

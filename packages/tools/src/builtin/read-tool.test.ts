@@ -112,3 +112,17 @@ describe("Read", () => {
     expect(() => readTool({ cwd: fixture.cwd, maxLine: 3 } as never)).toThrow(/^readTool\(\):/);
   });
 });
+
+describe("Read and cancellation", () => {
+  it("T22: an aborted signal ends the call as an is_error result", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const result = await call(
+      readTool({ cwd: fixture.cwd }),
+      { file_path: "a.txt" },
+      controller.signal,
+    );
+    expect(result.isError).toBe(true);
+    expect(text(result)).toBe("Read was cancelled before it finished.");
+  });
+});
