@@ -47,10 +47,10 @@ const KEYS: ReadonlySet<string> = new Set(["mode", "maxConcurrency"]);
  *   `undefined` takes its default.
  * @param prefix - Who owns the option, printed first in messages. Default `"AgentOptions:"`.
  * @returns Frozen settings; defaults `mode: "safe"`, `maxConcurrency: 10`.
- * @throws {@link InvalidOptionError} when `settings` is not an object, `mode` is not one of
+ * @throws `InvalidOptionError` (from `@lattice/tools`) when `settings` is not an object, `mode` is not one of
  *   `"safe"`, `"all"`, `"sequential"`, or `maxConcurrency` is not a positive integer; the
  *   message names the bad value and what is allowed.
- * @throws {@link UnknownOptionError} for an unknown key (T31), as
+ * @throws `UnknownOptionError` (from `@lattice/tools`) for an unknown key (T31), as
  *   `AgentOptions: toolConcurrency: unknown option "<key>". Check for a typo, ...`.
  */
 export function resolveToolConcurrency(

@@ -65,8 +65,14 @@ export interface ToolBatchInputCall {
  */
 export type BeforeToolCallResult =
   | undefined
-  | { readonly deny: string }
-  | { readonly input: unknown };
+  | {
+      /** The text of the call's `is_error` result; `""` gives a default sentence. */
+      readonly deny: string;
+    }
+  | {
+      /** The input to run the call with instead; validated again with the tool's schema. */
+      readonly input: unknown;
+    };
 
 /**
  * A per-call hook run after the policy allowed the batch and before planning (the core's

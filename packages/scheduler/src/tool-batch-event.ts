@@ -6,6 +6,7 @@ import type { ToolBatchDecision } from "./tool-batch-policy.js";
 
 /** The batch policy decided (only emitted when a policy is configured). */
 export interface ToolBatchPolicyEvent {
+  /** The event's discriminant. */
   readonly type: "batch_policy";
   /** When the decision was known, on the batch's clock (milliseconds). */
   readonly time: number;
@@ -17,6 +18,7 @@ export interface ToolBatchPolicyEvent {
 
 /** The batch was planned; handlers start after this event. */
 export interface ToolBatchPlannedEvent {
+  /** The event's discriminant. */
   readonly type: "batch_planned";
   /** When the plan was made, on the batch's clock (milliseconds). */
   readonly time: number;
@@ -40,11 +42,13 @@ export interface ToolCallEventBase {
 
 /** A call entered the batch: emitted for every call, first, with the batch's arrival time. */
 export interface ToolCallQueuedEvent extends ToolCallEventBase {
+  /** The event's discriminant. */
   readonly type: "tool_call_queued";
 }
 
 /** A call's handler started. Calls that never run a handler (refused, invalid, cancelled...) have none. */
 export interface ToolCallStartedEvent extends ToolCallEventBase {
+  /** The event's discriminant. */
   readonly type: "tool_call_started";
   /** The index of the plan run the call belongs to. */
   readonly runIndex: number;
@@ -54,6 +58,7 @@ export interface ToolCallStartedEvent extends ToolCallEventBase {
 
 /** A call has its result: emitted exactly once for every call of the batch. */
 export interface ToolCallFinishedEvent extends ToolCallEventBase {
+  /** The event's discriminant. */
   readonly type: "tool_call_finished";
   /** How the call ended. */
   readonly status: ToolCallStatus;

@@ -30,11 +30,13 @@ export interface ToolBatchPolicyInput {
 
 /** The policy lets the batch run (T24). */
 export interface ToolBatchAllowance {
+  /** The batch may run. */
   readonly allowed: true;
 }
 
 /** The policy refuses the batch (T24): nothing runs, every call gets an `is_error` result (T25). */
 export interface ToolBatchRefusal {
+  /** The batch must not run. */
   readonly allowed: false;
   /** A stable, machine-readable reason, such as `"conflicting_writes"`; shown to the model. */
   readonly code: string;
@@ -74,9 +76,9 @@ const POLICY_KEYS: ReadonlySet<string> = new Set(["validate"]);
  * @param policy - The option as given; `undefined` means no policy.
  * @param prefix - Who owns the option, printed first in messages. Default `"AgentOptions:"`.
  * @returns The policy, typed, or `undefined`.
- * @throws {@link InvalidOptionError} when the policy is not an object or `validate` is not a
+ * @throws `InvalidOptionError` (from `@lattice/tools`) when the policy is not an object or `validate` is not a
  *   function.
- * @throws {@link UnknownOptionError} for an own key other than `validate` (T31), as
+ * @throws `UnknownOptionError` (from `@lattice/tools`) for an own key other than `validate` (T31), as
  *   `AgentOptions: toolBatchPolicy: unknown option "<key>". Check for a typo, ...`.
  */
 export function validateToolBatchPolicy(
