@@ -48,10 +48,15 @@ const bashSchema = z.object({
     .max(BASH_MAX_TIMEOUT_MS)
     .optional()
     .describe("Timeout in milliseconds (at most 600000). Default 120000 (2 minutes)."),
-});
+}) satisfies z.ZodType<BashToolInput>;
 
 /** The validated input of the Bash tool. */
-export type BashToolInput = z.output<typeof bashSchema>;
+export interface BashToolInput {
+  /** The command, run with `bash -c`. */
+  readonly command: string;
+  /** Timeout in milliseconds, at most 600,000. */
+  readonly timeout?: number | undefined;
+}
 
 interface ResolvedBashCaps {
   readonly defaultTimeoutMs: number;
@@ -103,7 +108,7 @@ export function resolveBashCaps(
  *
  * @param options - `cwd` (where commands start), `additionalDirectories` (accepted for
  *   uniformity; unused), `defaultTimeoutMs` and `maxOutputChars`.
- * @throws {@link UnknownOptionError} for an unknown key; {@link InvalidOptionError} for a
+ * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory or a cap that is not a positive integer.
  */
 export function bashTool(options: BashToolOptions): ToolDefinition<BashToolInput> {

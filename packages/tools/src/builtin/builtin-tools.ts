@@ -75,9 +75,9 @@ const ALLOWED = BUILTIN_TOOL_NAMES.join(", ");
  *
  * @param options - {@link BuiltinToolsOptions}.
  * @returns One frozen tool definition per name in `tools`.
- * @throws {@link UnknownOptionError} for an unknown key (prefix `builtinTools():`, nested keys
+ * @throws `UnknownOptionError` for an unknown key (prefix `builtinTools():`, nested keys
  *   dotted as `read.maxLines`).
- * @throws {@link InvalidOptionError} when `tools` is not an array of known, distinct names
+ * @throws `InvalidOptionError` when `tools` is not an array of known, distinct names
  *   (the message lists the allowed ones), when `cwd` or an additional directory is not an
  *   existing directory, or when a cap is not a positive integer.
  */

@@ -36,10 +36,19 @@ const editSchema = z.object({
     .boolean()
     .optional()
     .describe("Replace every occurrence of old_string instead of exactly one. Default false."),
-});
+}) satisfies z.ZodType<EditToolInput>;
 
 /** The validated input of the Edit tool. */
-export type EditToolInput = z.output<typeof editSchema>;
+export interface EditToolInput {
+  /** The file to edit: absolute, or relative to `cwd`. */
+  readonly file_path: string;
+  /** The exact text to replace; not empty. */
+  readonly old_string: string;
+  /** The text to put in its place. */
+  readonly new_string: string;
+  /** Replace every occurrence instead of exactly one. */
+  readonly replace_all?: boolean | undefined;
+}
 
 /**
  * The built-in Edit tool: replaces an exact string in a UTF-8 file inside the working
@@ -53,7 +62,7 @@ export type EditToolInput = z.output<typeof editSchema>;
  * `new_string`). The path is confined like every built-in's (see {@link builtinTools}).
  *
  * @param options - `cwd` and `additionalDirectories`.
- * @throws {@link UnknownOptionError} for an unknown key; {@link InvalidOptionError} for a
+ * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory.
  */
 export function editTool(options: EditToolOptions): ToolDefinition<EditToolInput> {

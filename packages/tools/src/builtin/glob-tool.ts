@@ -47,10 +47,15 @@ const globSchema = z.object({
     .describe(
       "The directory to search in: absolute or relative to the working directory. Default: the working directory.",
     ),
-});
+}) satisfies z.ZodType<GlobToolInput>;
 
 /** The validated input of the Glob tool. */
-export type GlobToolInput = z.output<typeof globSchema>;
+export interface GlobToolInput {
+  /** The glob pattern, relative to `path`. */
+  readonly pattern: string;
+  /** The directory to search in; default `cwd`. */
+  readonly path?: string | undefined;
+}
 
 interface ResolvedGlobCaps {
   readonly maxResults: number;
@@ -84,7 +89,7 @@ export function resolveGlobCaps(
  * the searched directory, is refused.
  *
  * @param options - `cwd`, `additionalDirectories` and `maxResults`.
- * @throws {@link UnknownOptionError} for an unknown key; {@link InvalidOptionError} for a
+ * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory or a cap that is not a positive integer.
  */
 export function globTool(options: GlobToolOptions): ToolDefinition<GlobToolInput> {

@@ -67,10 +67,21 @@ const grepSchema = z.object({
       '"files_with_matches" (default) lists the matching files; "content" shows matching lines as path:line:text; "count" shows path:number of matching lines.',
     ),
   "-i": z.boolean().optional().describe("Match case-insensitively. Default false."),
-});
+}) satisfies z.ZodType<GrepToolInput>;
 
 /** The validated input of the Grep tool. */
-export type GrepToolInput = z.output<typeof grepSchema>;
+export interface GrepToolInput {
+  /** A JavaScript regular expression, matched line by line. */
+  readonly pattern: string;
+  /** The file or directory to search; default `cwd`. */
+  readonly path?: string | undefined;
+  /** Only files whose path (or, without `/`, whose name) matches this glob. */
+  readonly glob?: string | undefined;
+  /** What to return; default `"files_with_matches"`. */
+  readonly output_mode?: "files_with_matches" | "content" | "count" | undefined;
+  /** Match case-insensitively. */
+  readonly "-i"?: boolean | undefined;
+}
 
 interface ResolvedGrepCaps {
   readonly maxResults: number;
@@ -119,11 +130,13 @@ export function resolveGrepCaps(
  * or `"count"` (`path:count`). At most `maxResults` lines (default 250), with a note when
  * cut. Symlinks are followed only when they lead inside the workspace.
  *
- * The pattern is compiled with the `u` flag when valid so, else without; a pattern that is
- * not a valid regular expression is an `is_error` result.
+ * The pattern is compiled with the `u` flag when it is valid so, else without; a pattern that
+ * is not a valid regular expression is an `is_error` result. The search runs on the main
+ * thread and checks the call's `signal` between files, so one pathological (catastrophically
+ * backtracking) pattern on a large file can hold the event loop until that file is done.
  *
  * @param options - `cwd`, `additionalDirectories` and the caps of {@link GrepToolCaps}.
- * @throws {@link UnknownOptionError} for an unknown key; {@link InvalidOptionError} for a
+ * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory or a cap that is not a positive integer.
  */
 export function grepTool(options: GrepToolOptions): ToolDefinition<GrepToolInput> {

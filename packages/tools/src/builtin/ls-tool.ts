@@ -40,10 +40,13 @@ const lsSchema = z.object({
     .describe(
       'The directory to list: an absolute path, or a path relative to the working directory ("." for the working directory itself).',
     ),
-});
+}) satisfies z.ZodType<LsToolInput>;
 
 /** The validated input of the LS tool. */
-export type LsToolInput = z.output<typeof lsSchema>;
+export interface LsToolInput {
+  /** The directory to list: absolute, or relative to `cwd`. */
+  readonly path: string;
+}
 
 interface ResolvedLsCaps {
   readonly maxEntries: number;
@@ -75,7 +78,7 @@ export function resolveLsCaps(
  * `maxEntries` entries (default 1000), with a note when cut.
  *
  * @param options - `cwd`, `additionalDirectories` and `maxEntries`.
- * @throws {@link UnknownOptionError} for an unknown key; {@link InvalidOptionError} for a
+ * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory or a cap that is not a positive integer.
  */
 export function lsTool(options: LsToolOptions): ToolDefinition<LsToolInput> {

@@ -54,10 +54,17 @@ const readSchema = z.object({
     .describe(
       "How many lines to read. Default 2000. Use with offset to read a long file in parts.",
     ),
-});
+}) satisfies z.ZodType<ReadToolInput>;
 
 /** The validated input of the Read tool. */
-export type ReadToolInput = z.output<typeof readSchema>;
+export interface ReadToolInput {
+  /** The file to read: absolute, or relative to `cwd`. */
+  readonly file_path: string;
+  /** The 1-based line to start at (0 also means the first line). */
+  readonly offset?: number | undefined;
+  /** How many lines to read. */
+  readonly limit?: number | undefined;
+}
 
 interface ResolvedReadCaps {
   readonly maxLines: number;
@@ -99,7 +106,7 @@ export function resolveReadCaps(
  * directories are refused. Paths are confined to the workspace (see {@link builtinTools}).
  *
  * @param options - `cwd`, `additionalDirectories` and the caps of {@link ReadToolCaps}.
- * @throws {@link UnknownOptionError} for an unknown key; {@link InvalidOptionError} for a
+ * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory or a cap that is not a positive integer.
  */
 export function readTool(options: ReadToolOptions): ToolDefinition<ReadToolInput> {

@@ -28,10 +28,15 @@ const writeSchema = z.object({
     .min(1)
     .describe("The file to write: an absolute path, or a path relative to the working directory."),
   content: z.string().describe("The file's complete new content."),
-});
+}) satisfies z.ZodType<WriteToolInput>;
 
 /** The validated input of the Write tool. */
-export type WriteToolInput = z.output<typeof writeSchema>;
+export interface WriteToolInput {
+  /** The file to write: absolute, or relative to `cwd`. */
+  readonly file_path: string;
+  /** The file's complete new content. */
+  readonly content: string;
+}
 
 /**
  * The built-in Write tool: creates or overwrites a file inside the working directory with
@@ -43,7 +48,7 @@ export type WriteToolInput = z.output<typeof writeSchema>;
  * file written is the resolved path, never the path as given.
  *
  * @param options - `cwd` and `additionalDirectories`.
- * @throws {@link UnknownOptionError} for an unknown key; {@link InvalidOptionError} for a
+ * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory.
  */
 export function writeTool(options: WriteToolOptions): ToolDefinition<WriteToolInput> {
