@@ -11,7 +11,11 @@ import { anthropic } from "./anthropic.js";
 const FIXTURE = readFileSync(
   new URL("../../../../../shared/fixtures/anthropic-tool-use-stream.sse", import.meta.url),
 );
-const REQUEST = { model: "claude-sonnet-4-5", maxTokens: 1024, messages: [{ role: "user" as const, content: "Weather in SF?" }] };
+const REQUEST = {
+  model: "claude-sonnet-4-5",
+  maxTokens: 1024,
+  messages: [{ role: "user" as const, content: "Weather in SF?" }],
+};
 
 /** A fetch that answers with the given byte chunks as an SSE body, without any network. */
 function fetchChunks(chunks: readonly Uint8Array[]): typeof fetch {
@@ -27,8 +31,14 @@ function fetchChunks(chunks: readonly Uint8Array[]): typeof fetch {
     );
 }
 
-async function run(chunks: readonly Uint8Array[]): Promise<{ events: ModelStreamEvent[]; response: ModelResponse }> {
-  const provider = anthropic({ apiKey: "sk-ant-fixture", fetch: fetchChunks(chunks), maxRetries: 0 });
+async function run(
+  chunks: readonly Uint8Array[],
+): Promise<{ events: ModelStreamEvent[]; response: ModelResponse }> {
+  const provider = anthropic({
+    apiKey: "sk-ant-fixture",
+    fetch: fetchChunks(chunks),
+    maxRetries: 0,
+  });
   const events: ModelStreamEvent[] = [];
   for await (const event of provider.stream(REQUEST)) events.push(event);
   const last = events.at(-1);
@@ -60,7 +70,11 @@ describe("anthropic(): recorded stream fixture", () => {
     expect(types[0]).toBe("message_start");
     expect(types.at(-1)).toBe("response");
     expect(events.filter((event) => event.type === "tool_input_delta")).toHaveLength(8);
-    expect(events).toContainEqual({ type: "block_start", index: 1, block: { type: "tool_use", id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "get_weather" } });
+    expect(events).toContainEqual({
+      type: "block_start",
+      index: 1,
+      block: { type: "tool_use", id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "get_weather" },
+    });
     expect(events).toContainEqual({ type: "stop", stopReason: "tool_use" });
   });
 
@@ -72,23 +86,28 @@ describe("anthropic(): recorded stream fixture", () => {
   });
 
   it("parses the same message when delivered one byte at a time", async () => {
-    const bytes = Array.from({ length: FIXTURE.length }, (_, index) => FIXTURE.subarray(index, index + 1));
+    const bytes = Array.from({ length: FIXTURE.length }, (_, index) =>
+      FIXTURE.subarray(index, index + 1),
+    );
     expectFixtureMessage((await run(bytes)).response);
   });
 
   it("parses the same message under random multi-way splits (property)", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: FIXTURE.length - 1 }), { maxLength: 40 }), async (cuts) => {
-        const sorted = [...cuts].sort((a, b) => a - b);
-        const chunks: Uint8Array[] = [];
-        let start = 0;
-        for (const cut of sorted) {
-          chunks.push(FIXTURE.subarray(start, cut));
-          start = cut;
-        }
-        chunks.push(FIXTURE.subarray(start));
-        expectFixtureMessage((await run(chunks)).response);
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: 1, max: FIXTURE.length - 1 }), { maxLength: 40 }),
+        async (cuts) => {
+          const sorted = [...cuts].sort((a, b) => a - b);
+          const chunks: Uint8Array[] = [];
+          let start = 0;
+          for (const cut of sorted) {
+            chunks.push(FIXTURE.subarray(start, cut));
+            start = cut;
+          }
+          chunks.push(FIXTURE.subarray(start));
+          expectFixtureMessage((await run(chunks)).response);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -98,7 +117,11 @@ describe("anthropic(): recorded stream fixture", () => {
       const events: ModelStreamEvent[] = [];
       let failure: unknown;
       try {
-        const provider = anthropic({ apiKey: "sk-ant-fixture", fetch: fetchChunks([FIXTURE.subarray(0, end)]), maxRetries: 0 });
+        const provider = anthropic({
+          apiKey: "sk-ant-fixture",
+          fetch: fetchChunks([FIXTURE.subarray(0, end)]),
+          maxRetries: 0,
+        });
         for await (const event of provider.stream(REQUEST)) events.push(event);
       } catch (error) {
         failure = error;
@@ -119,7 +142,8 @@ describe("anthropic(): recorded stream fixture", () => {
       const port = (server.address() as AddressInfo).port;
       const provider = anthropic({ apiKey: "sk-ant-fixture", baseURL: `http://127.0.0.1:${port}` });
       let response: ModelResponse | undefined;
-      for await (const event of provider.stream(REQUEST)) if (event.type === "response") response = event.response;
+      for await (const event of provider.stream(REQUEST))
+        if (event.type === "response") response = event.response;
       expectFixtureMessage(response!);
       expect(response!.requestId).toBe("req_fixture");
     } finally {

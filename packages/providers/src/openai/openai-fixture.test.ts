@@ -11,7 +11,11 @@ import { openaiCompatible } from "./openai-compatible.js";
 const FIXTURE = readFileSync(
   new URL("../../../../../shared/fixtures/openai-tool-call-stream.sse", import.meta.url),
 );
-const REQUEST = { model: "gpt-4.1", maxTokens: 1024, messages: [{ role: "user" as const, content: "Weather in Paris?" }] };
+const REQUEST = {
+  model: "gpt-4.1",
+  maxTokens: 1024,
+  messages: [{ role: "user" as const, content: "Weather in Paris?" }],
+};
 
 /** A fetch that answers with the given byte chunks as an SSE body, without any network. */
 function fetchChunks(chunks: readonly Uint8Array[]): typeof fetch {
@@ -27,8 +31,14 @@ function fetchChunks(chunks: readonly Uint8Array[]): typeof fetch {
     );
 }
 
-async function run(chunks: readonly Uint8Array[]): Promise<{ events: ModelStreamEvent[]; response: ModelResponse }> {
-  const provider = openaiCompatible({ apiKey: "sk-fixture", fetch: fetchChunks(chunks), maxRetries: 0 });
+async function run(
+  chunks: readonly Uint8Array[],
+): Promise<{ events: ModelStreamEvent[]; response: ModelResponse }> {
+  const provider = openaiCompatible({
+    apiKey: "sk-fixture",
+    fetch: fetchChunks(chunks),
+    maxRetries: 0,
+  });
   const events: ModelStreamEvent[] = [];
   for await (const event of provider.stream(REQUEST)) events.push(event);
   const last = events.at(-1);
@@ -38,7 +48,12 @@ async function run(chunks: readonly Uint8Array[]): Promise<{ events: ModelStream
 
 function expectFixtureMessage(response: ModelResponse): void {
   expect(response.message.content).toEqual([
-    { type: "tool_use", id: "call_SWduKE0DLAgLShfQqkQzwqq2", name: "get_weather", input: { location: "Paris" } },
+    {
+      type: "tool_use",
+      id: "call_SWduKE0DLAgLShfQqkQzwqq2",
+      name: "get_weather",
+      input: { location: "Paris" },
+    },
   ]);
   expect(response.stopReason).toBe("tool_use");
   expect(response.rawStopReason).toBe("tool_calls");
@@ -74,23 +89,28 @@ describe("openaiCompatible(): recorded stream fixture", () => {
   });
 
   it("parses the same message when delivered one byte at a time", async () => {
-    const bytes = Array.from({ length: FIXTURE.length }, (_, index) => FIXTURE.subarray(index, index + 1));
+    const bytes = Array.from({ length: FIXTURE.length }, (_, index) =>
+      FIXTURE.subarray(index, index + 1),
+    );
     expectFixtureMessage((await run(bytes)).response);
   });
 
   it("parses the same message under random multi-way splits (property)", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: FIXTURE.length - 1 }), { maxLength: 40 }), async (cuts) => {
-        const sorted = [...cuts].sort((a, b) => a - b);
-        const chunks: Uint8Array[] = [];
-        let start = 0;
-        for (const cut of sorted) {
-          chunks.push(FIXTURE.subarray(start, cut));
-          start = cut;
-        }
-        chunks.push(FIXTURE.subarray(start));
-        expectFixtureMessage((await run(chunks)).response);
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: 1, max: FIXTURE.length - 1 }), { maxLength: 40 }),
+        async (cuts) => {
+          const sorted = [...cuts].sort((a, b) => a - b);
+          const chunks: Uint8Array[] = [];
+          let start = 0;
+          for (const cut of sorted) {
+            chunks.push(FIXTURE.subarray(start, cut));
+            start = cut;
+          }
+          chunks.push(FIXTURE.subarray(start));
+          expectFixtureMessage((await run(chunks)).response);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -104,7 +124,11 @@ describe("openaiCompatible(): recorded stream fixture", () => {
       const events: ModelStreamEvent[] = [];
       let failure: unknown;
       try {
-        const provider = openaiCompatible({ apiKey: "sk-fixture", fetch: fetchChunks([FIXTURE.subarray(0, end)]), maxRetries: 0 });
+        const provider = openaiCompatible({
+          apiKey: "sk-fixture",
+          fetch: fetchChunks([FIXTURE.subarray(0, end)]),
+          maxRetries: 0,
+        });
         for await (const event of provider.stream(REQUEST)) events.push(event);
       } catch (error) {
         failure = error;
@@ -119,7 +143,12 @@ describe("openaiCompatible(): recorded stream fixture", () => {
         expect(last?.type).toBe("response");
         if (last?.type === "response") {
           expect(last.response.message.content).toEqual([
-            { type: "tool_use", id: "call_SWduKE0DLAgLShfQqkQzwqq2", name: "get_weather", input: { location: "Paris" } },
+            {
+              type: "tool_use",
+              id: "call_SWduKE0DLAgLShfQqkQzwqq2",
+              name: "get_weather",
+              input: { location: "Paris" },
+            },
           ]);
         }
       }
@@ -134,9 +163,13 @@ describe("openaiCompatible(): recorded stream fixture", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const port = (server.address() as AddressInfo).port;
-      const provider = openaiCompatible({ apiKey: "sk-fixture", baseURL: `http://127.0.0.1:${port}/v1` });
+      const provider = openaiCompatible({
+        apiKey: "sk-fixture",
+        baseURL: `http://127.0.0.1:${port}/v1`,
+      });
       let response: ModelResponse | undefined;
-      for await (const event of provider.stream(REQUEST)) if (event.type === "response") response = event.response;
+      for await (const event of provider.stream(REQUEST))
+        if (event.type === "response") response = event.response;
       expectFixtureMessage(response!);
       expect(response!.requestId).toBe("req_fixture");
     } finally {

@@ -255,18 +255,25 @@ async function serveReply(context: TurnContext, reply: ScriptedReply): Promise<v
     sendRaw(context.res, 200, "application/json", renderBody(context, reply), context.idHeaders);
     return;
   }
-  const events = renderStream(context, reply);
   startStream(context);
-  const delay = reply.chunkDelayMs ?? 0;
-  if (delay <= 0) {
-    context.res.end(events.join(""));
+  await writeEvents(context.res, renderStream(context, reply), reply.chunkDelayMs ?? 0);
+}
+
+/** Writes SSE events at once, or one by one `delayMs` apart, then ends the response. */
+async function writeEvents(
+  res: ServerResponse,
+  events: readonly string[],
+  delayMs: number,
+): Promise<void> {
+  if (delayMs <= 0) {
+    res.end(events.join(""));
     return;
   }
   for (const event of events) {
-    if (!(await pause(context.res, delay))) return;
-    context.res.write(event);
+    if (!(await pause(res, delayMs))) return;
+    res.write(event);
   }
-  context.res.end();
+  res.end();
 }
 
 async function serveFault(context: TurnContext, turn: ScriptedFault): Promise<void> {
@@ -291,14 +298,19 @@ async function serveFault(context: TurnContext, turn: ScriptedFault): Promise<vo
         sendRaw(res, 200, "application/json", '{"id": "broken", "content": [', context.idHeaders);
         return;
       }
-      const events = renderStream(context, turn.reply ?? DEFAULT_FAULT_REPLY);
+      const reply = turn.reply ?? DEFAULT_FAULT_REPLY;
+      const events = renderStream(context, reply);
       const at = Math.min(turn.afterEvents ?? 1, events.length);
       const bad =
         context.protocol === "anthropic"
           ? 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n'
           : 'data: {"id":"chatcmpl-broken","choices":[{"index":0,"delta":{"content":"x\n\n';
       startStream(context);
-      res.end([...events.slice(0, at), bad, ...events.slice(at)].join(""));
+      await writeEvents(
+        res,
+        [...events.slice(0, at), bad, ...events.slice(at)],
+        reply.chunkDelayMs ?? 0,
+      );
       return;
     }
     case "malformed_json": {
@@ -323,14 +335,15 @@ async function serveFault(context: TurnContext, turn: ScriptedFault): Promise<vo
         context.fail(529, message);
         return;
       }
-      const events = renderStream(context, DEFAULT_FAULT_REPLY);
+      const reply = turn.reply ?? DEFAULT_FAULT_REPLY;
+      const events = renderStream(context, reply);
       const at = Math.min(turn.afterEvents ?? 2, events.length);
       const error =
         context.protocol === "anthropic"
           ? `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: errorType, message } })}\n\n`
           : `data: ${JSON.stringify({ error: { type: errorType, message, param: null, code: null } })}\n\n`;
       startStream(context);
-      res.end([...events.slice(0, at), error].join(""));
+      await writeEvents(res, [...events.slice(0, at), error], reply.chunkDelayMs ?? 0);
       return;
     }
   }

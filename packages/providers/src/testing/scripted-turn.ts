@@ -43,11 +43,12 @@ export interface ScriptedReply {
  * - `cut` — sends the reply (default: a short text and a tool call) and destroys the connection
  *   after `afterBytes` bytes of the body (default: half-way, which lands inside an event).
  * - `malformed_event` — a stream whose event number `afterEvents` (default 1) carries data that
- *   is not JSON; a non-streaming request gets a 200 body that is not JSON.
+ *   is not JSON; a non-streaming request gets a 200 body that is not JSON. The reply's
+ *   `chunkDelayMs` spaces the events out (so the client sees content before the fault).
  * - `malformed_json` — a tool call whose input JSON does not parse (`json`, default
  *   `{"path": "unterminated`), for the tool `name` (default: the request's first tool).
- * - `error_event` — a stream that sends `afterEvents` events (default 2) and then an error event
- *   (`errorType` default `overloaded_error`); a non-streaming request gets 529.
+ * - `error_event` — a stream that sends `afterEvents` events (default 2) of `reply` and then an
+ *   error event (`errorType` default `overloaded_error`); a non-streaming request gets 529.
  */
 export type ScriptedFault =
   | { readonly fault: "hang" }
@@ -65,6 +66,7 @@ export type ScriptedFault =
     }
   | {
       readonly fault: "error_event";
+      readonly reply?: ScriptedReply;
       readonly errorType?: string;
       readonly message?: string;
       readonly afterEvents?: number;
