@@ -1,0 +1,125 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { AnyToolDefinition } from "@lattice/tools";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { ModelRequest } from "../model-request.js";
+import type {
+  AnthropicContentParam,
+  AnthropicMessageParam,
+  AnthropicMessagesBody,
+  AnthropicToolChoiceParam,
+  AnthropicToolParam,
+} from "./anthropic-wire.js";
+import { toAnthropicBody } from "./to-anthropic-body.js";
+
+const TOOL = {
+  name: "get_weather",
+  description: "Weather for a place",
+  inputSchema: {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    type: "object",
+    properties: { location: { type: "string" } },
+    required: ["location"],
+  },
+  kind: "tool",
+  handler: () => ({ content: "" }),
+} as unknown as AnyToolDefinition;
+
+const FULL_REQUEST: ModelRequest = {
+  model: "claude-sonnet-4-6",
+  system: "Be brief.",
+  maxTokens: 512,
+  temperature: 0.2,
+  stopSequences: ["END"],
+  toolChoice: { type: "tool", name: "get_weather" },
+  tools: [TOOL],
+  messages: [
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "Weather?" },
+        { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
+      ],
+    },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Need the tool.", signature: "sig-abc" },
+        { type: "redacted_thinking", data: "opaque" },
+        { type: "text", text: "Checking." },
+        {
+          type: "tool_use",
+          id: "toolu_1",
+          name: "get_weather",
+          input: {},
+          inputError: 'The input for tool "get_weather" is not valid JSON',
+        },
+      ],
+    },
+    {
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: "toolu_1",
+          content: [{ type: "text", text: "bad input" }],
+          is_error: true,
+        },
+      ],
+    },
+  ],
+};
+
+describe("Anthropic wire shapes", () => {
+  it("type-check against the official @anthropic-ai/sdk request types", () => {
+    const streaming = toAnthropicBody(FULL_REQUEST, true);
+    streaming satisfies Anthropic.MessageCreateParams;
+    const plain = toAnthropicBody(FULL_REQUEST, false);
+    plain satisfies Anthropic.MessageCreateParams;
+    expectTypeOf<AnthropicMessagesBody>().toExtend<Anthropic.MessageCreateParams>();
+    expectTypeOf<AnthropicMessageParam>().toExtend<Anthropic.MessageParam>();
+    expectTypeOf<AnthropicContentParam>().toExtend<Anthropic.ContentBlockParam>();
+    expectTypeOf<AnthropicToolParam>().toExtend<Anthropic.Tool>();
+    expectTypeOf<AnthropicToolChoiceParam>().toExtend<Anthropic.ToolChoice>();
+    expect(plain.stream).toBeUndefined();
+    expect(streaming.stream).toBe(true);
+  });
+
+  it("maps every request field and strips inputError and $schema", () => {
+    const body = toAnthropicBody(FULL_REQUEST, true);
+    expect(body).toMatchObject({
+      model: "claude-sonnet-4-6",
+      system: "Be brief.",
+      max_tokens: 512,
+      temperature: 0.2,
+      stop_sequences: ["END"],
+      tool_choice: { type: "tool", name: "get_weather" },
+      tools: [
+        {
+          name: "get_weather",
+          description: "Weather for a place",
+          input_schema: { type: "object", required: ["location"] },
+        },
+      ],
+    });
+    expect(body.tools?.[0]?.input_schema).not.toHaveProperty("$schema");
+    const assistant = body.messages[1]!.content as AnthropicContentParam[];
+    expect(assistant[3]).toEqual({
+      type: "tool_use",
+      id: "toolu_1",
+      name: "get_weather",
+      input: {},
+    });
+    expect(assistant[0]).toEqual({
+      type: "thinking",
+      thinking: "Need the tool.",
+      signature: "sig-abc",
+    });
+    expect(body.messages[0]).toBe(FULL_REQUEST.messages[0]);
+  });
+
+  it("converts each tool definition once", () => {
+    const first = toAnthropicBody(FULL_REQUEST, true).tools![0];
+    const second = toAnthropicBody(FULL_REQUEST, false).tools![0];
+    expect(second).toBe(first);
+  });
+});
