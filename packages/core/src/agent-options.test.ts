@@ -143,3 +143,11 @@ describe("T34: model endpoints named by the product page", () => {
     expect(agent.provider.baseURL).toBe("https://api.anthropic.com");
   });
 });
+
+describe("built-in tools at assembly", () => {
+  it("a cwd that does not exist is refused when the agent is created", () => {
+    expect(() =>
+      createAgent({ model: "m", apiKey: "k", builtinTools: ["Read"], cwd: "/definitely/not/here" }),
+    ).toThrow(/option "cwd" must be an existing directory/);
+  });
+});

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import type { ContentBlock, ModelProviderV1 } from "@lattice/providers";
 import { createAbortError } from "@lattice/scheduler";
 import {
@@ -184,6 +185,20 @@ function validateBuiltinNames(options: AgentOptions, flavor: Flavor): readonly B
       "AgentOptions:",
       "builtinTools",
       `must list built-in tool names from ${allowed.join(", ")}; received ${describeValue(names)}.`,
+    );
+  }
+  const cwd = options.cwd ?? process.cwd();
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(cwd).isDirectory();
+  } catch {
+    isDirectory = false;
+  }
+  if (!isDirectory) {
+    throw new InvalidOptionError(
+      "AgentOptions:",
+      "cwd",
+      `must be an existing directory for the built-in tools, received ${describeValue(cwd)}. Create it first or pass another cwd.`,
     );
   }
   return names;
