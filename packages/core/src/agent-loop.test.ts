@@ -354,7 +354,7 @@ describe("batches in the loop (T17, T19–T21, T25)", () => {
       expect(user?.message.content.map((block) => block.tool_use_id)).toEqual(["t1", "t2", "t3"]);
       expect(log.indexOf("end b")).toBeLessThan(log.indexOf("end a"));
       const second = (
-        own.requests[1]?.body as { messages: Array<{ content: Array<{ tool_use_id: string }> }> }
+        own.requests[1]!.body as { messages: Array<{ content: Array<{ tool_use_id: string }> }> }
       ).messages.at(-1);
       expect(second?.content.map((block) => block.tool_use_id)).toEqual(["t1", "t2", "t3"]);
     } finally {
