@@ -9,14 +9,12 @@ import {
 import {
   type AnyToolDefinition,
   assertKnownOptions,
+  type BuiltinToolName,
   describeValue,
   InvalidOptionError,
 } from "@lattice/tools";
 import { AGENT_HOOK_KEYS, type AgentHooks } from "./agent-hooks.js";
 import type { TraceEvent } from "./trace-event.js";
-
-/** The names of the built-in tools `createAgent({ builtinTools })` can enable. */
-export type BuiltinToolName = "Read" | "LS" | "Glob" | "Grep" | "Write" | "Edit" | "Bash";
 
 /**
  * The options of `createAgent()`, `createBareAgent()` and `defineAgent()`. Checked strictly

@@ -4,13 +4,14 @@ import { createAbortError } from "@lattice/scheduler";
 import {
   type AnyToolDefinition,
   assertKnownOptions,
+  BUILTIN_TOOL_NAMES,
+  type BuiltinToolName,
   describeValue,
   InvalidOptionError,
 } from "@lattice/tools";
 import {
   type AgentOptions,
   assertUniqueToolNames,
-  type BuiltinToolName,
   resolveProvider,
   validateAgentOptions,
 } from "./agent-options.js";
@@ -179,7 +180,7 @@ function validateBuiltinNames(options: AgentOptions, flavor: Flavor): readonly B
       "is not available in createBareAgent(), which adds nothing to your tools. Use createAgent(), or pass the tools from @lattice/tools/builtin yourself.",
     );
   }
-  const allowed = ["Read", "LS", "Glob", "Grep", "Write", "Edit", "Bash"];
+  const allowed: readonly string[] = BUILTIN_TOOL_NAMES;
   if (!Array.isArray(names) || names.some((name) => !allowed.includes(name))) {
     throw new InvalidOptionError(
       "AgentOptions:",

@@ -6,7 +6,6 @@ export type {
 export {
   AGENT_OPTION_KEYS,
   type AgentOptions,
-  type BuiltinToolName,
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
 } from "./agent-options.js";

@@ -1,4 +1,5 @@
 export { assertKnownOptions, describeValue } from "./assert-known-options.js";
+export { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "./builtin-tool-names.js";
 export type { ImageBlock, ImageSource, TextBlock, ToolResultContentBlock } from "./content.js";
 export {
   InvalidOptionError,

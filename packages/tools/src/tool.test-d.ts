@@ -6,9 +6,17 @@ import { type AnyToolDefinition, type ToolContext, type ToolDefinition, tool } f
 const search = tool(
   "search",
   "Search documents",
-  z.object({ query: z.string(), limit: z.number().default(5), tags: z.array(z.string()).optional() }),
+  z.object({
+    query: z.string(),
+    limit: z.number().default(5),
+    tags: z.array(z.string()).optional(),
+  }),
   async (input, context) => {
-    expectTypeOf(input).toEqualTypeOf<{ query: string; limit: number; tags?: string[] | undefined }>();
+    expectTypeOf(input).toEqualTypeOf<{
+      query: string;
+      limit: number;
+      tags?: string[] | undefined;
+    }>();
     expectTypeOf(context).toEqualTypeOf<ToolContext>();
     expectTypeOf(context.signal).toEqualTypeOf<AbortSignal>();
     expectTypeOf(context.toolUseId).toEqualTypeOf<string>();

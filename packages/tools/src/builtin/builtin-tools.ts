@@ -1,3 +1,4 @@
+import { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "../builtin-tool-names.js";
 import {
   type AnyToolDefinition,
   assertKnownOptions,
@@ -13,15 +14,6 @@ import { buildReadTool, READ_CAP_KEYS, type ReadToolCaps, resolveReadCaps } from
 import { assertKnownNestedOptions } from "./tool-options.js";
 import { resolveWorkspace, type WorkspaceOptions } from "./workspace.js";
 import { buildWriteTool } from "./write-tool.js";
-
-/**
- * The names of the built-in tools, in the order the docs list them. Read, LS, Glob and Grep
- * only read and are concurrency-safe; Write, Edit and Bash change things and are not (T16).
- */
-export const BUILTIN_TOOL_NAMES = ["Read", "LS", "Glob", "Grep", "Write", "Edit", "Bash"] as const;
-
-/** The name of one built-in tool: `"Read"`, `"LS"`, `"Glob"`, `"Grep"`, `"Write"`, `"Edit"` or `"Bash"`. */
-export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 
 /**
  * Options of {@link builtinTools}. Checked strictly: an unknown key, at the top or inside

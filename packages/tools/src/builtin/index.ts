@@ -1,3 +1,4 @@
+export { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "../builtin-tool-names.js";
 export {
   BASH_MAX_TIMEOUT_MS,
   type BashToolCaps,
@@ -6,12 +7,7 @@ export {
   bashTool,
 } from "./bash-tool.js";
 export { BuiltinToolError } from "./builtin-tool-error.js";
-export {
-  BUILTIN_TOOL_NAMES,
-  type BuiltinToolName,
-  type BuiltinToolsOptions,
-  builtinTools,
-} from "./builtin-tools.js";
+export { type BuiltinToolsOptions, builtinTools } from "./builtin-tools.js";
 export { type EditToolInput, type EditToolOptions, editTool } from "./edit-tool.js";
 export {
   type GlobToolCaps,
