@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { ProviderError } from "../provider-error.js";
+import { AnthropicStreamDecoder } from "./anthropic-stream-decoder.js";
+
+const CONTEXT = {
+  label: "Anthropic API",
+  endpoint: "http://127.0.0.1:1/v1/messages",
+  secret: "sk-ant-secret-123",
+  keyHint: "the apiKey option",
+};
+
+function feed(decoder: AnthropicStreamDecoder, events: unknown[]): void {
+  for (const data of events)
+    decoder.handle({ event: (data as { type: string }).type, data: JSON.stringify(data) });
+}
+
+describe("AnthropicStreamDecoder", () => {
+  it("ignores ping, unknown event types and unknown block types, keeping indices dense", () => {
+    const decoder = new AnthropicStreamDecoder(CONTEXT);
+    feed(decoder, [
+      {
+        type: "message_start",
+        message: {
+          id: "m1",
+          model: "x",
+          usage: { input_tokens: 5, output_tokens: 1, cache_read_input_tokens: 3 },
+        },
+      },
+      { type: "ping" },
+      { type: "some_future_event", payload: 1 },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "server_tool_use", id: "s", name: "web_search", input: {} },
+      },
+      {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "input_json_delta", partial_json: "{}" },
+      },
+      { type: "content_block_stop", index: 0 },
+      {
+        type: "content_block_start",
+        index: 1,
+        content_block: { type: "redacted_thinking", data: "opaque" },
+      },
+      { type: "content_block_stop", index: 1 },
+      { type: "content_block_start", index: 2, content_block: { type: "text", text: "" } },
+      { type: "content_block_delta", index: 2, delta: { type: "citations_delta", citation: {} } },
+      { type: "content_block_delta", index: 2, delta: { type: "text_delta", text: "Hi" } },
+      { type: "content_block_stop", index: 2 },
+      { type: "message_delta", delta: { stop_reason: "refusal" }, usage: { output_tokens: 7 } },
+      { type: "message_stop" },
+    ]);
+    const message = decoder.finish();
+    expect(message.content).toEqual([
+      { type: "redacted_thinking", data: "opaque" },
+      { type: "text", text: "Hi" },
+    ]);
+    expect(message.stopReason).toBe("refusal");
+    expect(message.usage).toEqual({ inputTokens: 5, outputTokens: 7, cacheReadInputTokens: 3 });
+    expect(
+      decoder.events
+        .filter((event) => event.type === "block_start")
+        .map((event) => (event.type === "block_start" ? event.index : -1)),
+    ).toEqual([0, 1]);
+  });
+
+  it("takes a tool input given whole in content_block_start when no deltas follow", () => {
+    const decoder = new AnthropicStreamDecoder(CONTEXT);
+    feed(decoder, [
+      { type: "message_start", message: { id: "m", model: "x", usage: { input_tokens: 1 } } },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "t", name: "calc", input: { a: 1 } },
+      },
+      { type: "content_block_stop", index: 0 },
+      { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 2 } },
+      { type: "message_stop" },
+    ]);
+    expect(decoder.finish().content).toEqual([
+      { type: "tool_use", id: "t", name: "calc", input: { a: 1 } },
+    ]);
+  });
+
+  it("turns an error event into a ProviderError with the API's type, and redacts the key", () => {
+    const decoder = new AnthropicStreamDecoder(CONTEXT);
+    let error: unknown;
+    try {
+      feed(decoder, [
+        { type: "error", error: { type: "api_error", message: "bad key sk-ant-secret-123" } },
+      ]);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).type).toBe("api_error");
+    expect((error as ProviderError).retryable).toBe(true);
+    expect((error as ProviderError).message).not.toContain("sk-ant-secret-123");
+    expect((error as ProviderError).apiMessage).toBe("bad key [redacted]");
+  });
+});
