@@ -379,40 +379,54 @@ describe(`runToolBatch properties (${RUNS} runs each)`, () => {
     "T20, T21: exactly one result per call, in tool_use order, with a consistent status",
     (simulation) => {
       const { scenario, result, events } = simulation;
-      expect(result.results.map((outcome) => outcome.id)).toEqual(
-        scenario.calls.map((_, index) => `call_${index}`),
-      );
+      // Collected, then asserted once: thousands of `expect` calls per run are slow.
+      const problems: string[] = [];
+      const fail = (problem: string) => problems.push(problem);
+      if (result.results.length !== scenario.calls.length) fail("not one result per call");
       const started = new Set(starts(simulation).map((entry) => entry.call));
       result.results.forEach((outcome, index) => {
         const spec = scenario.calls[index]!;
+        if (outcome.id !== `call_${index}`) fail(`result ${index} is ${outcome.id}`);
         if (started.has(index)) {
           const failed = spec.fail !== "none";
-          expect(outcome.status).toBe(failed ? "failed" : "completed");
-          expect(outcome.result.isError).toBe(failed);
-          expect(outcome.startedAt).toBeDefined();
+          if (outcome.status !== (failed ? "failed" : "completed"))
+            fail(`${index}: ${outcome.status}`);
+          if (outcome.result.isError !== failed)
+            fail(`${index}: isError ${outcome.result.isError}`);
+          if (
+            !(outcome.queuedAt <= outcome.startedAt! && outcome.startedAt! <= outcome.finishedAt)
+          ) {
+            fail(`${index}: timestamps out of order`);
+          }
         } else {
-          expect(outcome.startedAt).toBeUndefined();
-          expect(outcome.result.isError).toBe(true);
-          if (outcome.status === "cancelled") expect(result.aborted).toBe(true);
-          if (policyAllows(scenario.policy) && !result.aborted) {
-            expect(runnable(scenario, index)).toBe(false);
+          if (outcome.startedAt !== undefined) fail(`${index}: startedAt without a start`);
+          if (!outcome.result.isError) fail(`${index}: not started yet not an error`);
+          if (outcome.status === "cancelled" && !result.aborted)
+            fail(`${index}: cancelled, no abort`);
+          if (policyAllows(scenario.policy) && !result.aborted && runnable(scenario, index)) {
+            fail(`${index}: runnable but never started`);
           }
         }
       });
-      for (let index = 0; index < scenario.calls.length; index++) {
-        const mine = events.filter((event) => "index" in event && event.index === index);
-        expect(mine.filter((event) => event.type === "tool_call_queued")).toHaveLength(1);
-        expect(mine.filter((event) => event.type === "tool_call_finished")).toHaveLength(1);
-        expect(mine.filter((event) => event.type === "tool_call_started")).toHaveLength(
-          started.has(index) ? 1 : 0,
-        );
+      const counts = scenario.calls.map(() => ({ queued: 0, started: 0, finished: 0 }));
+      for (const event of events) {
+        if (event.type === "tool_call_queued") counts[event.index]!.queued++;
+        else if (event.type === "tool_call_started") counts[event.index]!.started++;
+        else if (event.type === "tool_call_finished") counts[event.index]!.finished++;
       }
-      const times = events.map((event) => event.time);
-      for (let position = 1; position < times.length; position++) {
-        expect(times[position]!).toBeGreaterThanOrEqual(times[position - 1]!);
+      counts.forEach(({ queued, started: startedCount, finished }, index) => {
+        if (queued !== 1 || finished !== 1 || startedCount !== (started.has(index) ? 1 : 0)) {
+          fail(`${index}: events queued ${queued}, started ${startedCount}, finished ${finished}`);
+        }
+      });
+      for (let position = 1; position < events.length; position++) {
+        if (events[position]!.time < events[position - 1]!.time) fail("event times go back");
       }
       const firstEndTurn = result.results.findIndex((outcome) => outcome.result.endTurn);
-      expect(result.endTurn?.index).toBe(firstEndTurn < 0 ? undefined : firstEndTurn);
+      if (result.endTurn?.index !== (firstEndTurn < 0 ? undefined : firstEndTurn)) {
+        fail("endTurn is not the first in tool_use order");
+      }
+      expect(problems).toEqual([]);
     },
   );
 
