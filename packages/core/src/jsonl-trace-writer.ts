@@ -1,6 +1,11 @@
 import { createWriteStream } from "node:fs";
-import type { Writable } from "node:stream";
 import type { TraceEvent } from "./trace-event.js";
+
+/** Where JSON Lines go when not to a file: a Node `Writable` (e.g. `process.stdout`) or anything with `write`. */
+export interface TraceSink {
+  /** Receives one line (with its newline) per event. */
+  write(chunk: string): unknown;
+}
 
 /** What {@link jsonlTraceWriter} returns: pass `onTrace` to an agent, `close()` when done. */
 export interface JsonlTraceWriter {
@@ -22,20 +27,26 @@ export interface JsonlTraceWriter {
  * await trace.close();
  * ```
  *
- * @param destination - A file path (created or truncated) or a `Writable`.
+ * @param destination - A file path (created or truncated) or a {@link TraceSink} such as a `Writable`.
  */
-export function jsonlTraceWriter(destination: string | Writable): JsonlTraceWriter {
-  const ownsStream = typeof destination === "string";
-  const stream = ownsStream ? createWriteStream(destination) : destination;
+export function jsonlTraceWriter(destination: string | TraceSink): JsonlTraceWriter {
+  if (typeof destination !== "string") {
+    return {
+      onTrace(event) {
+        destination.write(`${JSON.stringify(event, replaceErrors)}\n`);
+      },
+      close: () => Promise.resolve(),
+    };
+  }
+  const file = createWriteStream(destination);
   return {
     onTrace(event) {
-      stream.write(`${JSON.stringify(event, replaceErrors)}\n`);
+      file.write(`${JSON.stringify(event, replaceErrors)}\n`);
     },
     close() {
-      if (!ownsStream) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        stream.once("error", reject);
-        stream.end(() => resolve());
+        file.once("error", reject);
+        file.end(() => resolve());
       });
     },
   };

@@ -1,0 +1,119 @@
+// Packs every public package with `pnpm pack` (as a release would) and installs the tarballs
+// into a fresh temporary project with npm, as a user would, then checks that
+// `import { createAgent, tool } from "agent-lattice"` and `from "@lattice/tools"` work at run
+// time and type-check, and runs an agent offline against the scripted model server.
+// Needs `pnpm build` first. Exits non-zero on any failure.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "..");
+const packages = ["tools", "scheduler", "providers", "core", "agent-lattice"];
+const work = mkdtempSync(join(tmpdir(), "lattice-pack-"));
+const run = (command, args, cwd) =>
+  execFileSync(command, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
+// Under `pnpm run`, npm_execpath is pnpm's own script: use it, so no global pnpm is needed.
+const execPath = process.env.npm_execpath ?? "";
+const pnpm = (args, cwd) =>
+  /pnpm/.test(execPath) && /\.c?js$/.test(execPath)
+    ? run(process.execPath, [execPath, ...args], cwd)
+    : run("pnpm", args, cwd);
+
+try {
+  const tarballs = {};
+  for (const name of packages) {
+    const dir = join(root, "packages", name);
+    const before = new Set(readdirSync(work));
+    pnpm(["pack", "--pack-destination", work], dir);
+    const file = readdirSync(work).find((entry) => !before.has(entry) && entry.endsWith(".tgz"));
+    const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    tarballs[manifest.name] = `file:${join(work, file)}`;
+  }
+  const project = join(work, "project");
+  mkdirSync(project);
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify(
+      {
+        name: "lattice-pack-check",
+        private: true,
+        type: "module",
+        dependencies: {
+          "agent-lattice": tarballs["agent-lattice"],
+          "@lattice/tools": tarballs["@lattice/tools"],
+          zod: "4.6.7",
+        },
+        overrides: Object.fromEntries(
+          Object.entries(tarballs).filter(([name]) => name.startsWith("@lattice/")),
+        ),
+      },
+      null,
+      2,
+    ),
+  );
+  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], project);
+
+  writeFileSync(
+    join(project, "check.ts"),
+    `import { createAgent, tool, type SDKResultMessage } from "agent-lattice";
+import { builtinTools } from "agent-lattice/builtin";
+import { createScriptedModelServer } from "agent-lattice/testing";
+import { tool as toolFromTools } from "@lattice/tools";
+import { z } from "zod/v4";
+
+if (tool !== toolFromTools) throw new Error("agent-lattice and @lattice/tools export different tool()");
+const finish = tool("finish", "Submit the answer", z.object({ answer: z.string() }), async ({ answer }) => ({
+  content: answer,
+  endTurn: true,
+  structuredResult: { answer },
+}));
+const server = await createScriptedModelServer({
+  turns: [{ content: [{ type: "tool_use", name: "finish", input: { answer: "42" } }] }],
+});
+const agent = createAgent({ apiKey: "offline", baseURL: server.anthropicBaseURL, model: "scripted", tools: [finish] });
+const result: SDKResultMessage = await agent.run("What is 6 * 7?");
+await server.close();
+if (result.result !== "42") throw new Error("unexpected result " + JSON.stringify(result));
+if (builtinTools({ tools: ["Read"], cwd: "." }).length !== 1) throw new Error("builtinTools failed");
+console.log("pack check: ok (" + result.result + ")");
+`,
+  );
+  writeFileSync(
+    join(project, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: [],
+        lib: ["ES2022", "DOM"],
+      },
+      files: ["check.ts"],
+    }),
+  );
+  run(
+    process.execPath,
+    [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."],
+    project,
+  );
+  run(
+    process.execPath,
+    [
+      join(root, "node_modules", "typescript", "bin", "tsc"),
+      "-p",
+      ".",
+      "--outDir",
+      "out",
+      "--noEmit",
+      "false",
+    ],
+    project,
+  );
+  process.stdout.write(run(process.execPath, ["out/check.js"], project));
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
