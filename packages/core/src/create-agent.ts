@@ -13,6 +13,7 @@ import {
   type AgentOptions,
   assertUniqueToolNames,
   resolveProvider,
+  type ValidatedAgentOptions,
   validateAgentOptions,
 } from "./agent-options.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
@@ -57,7 +58,8 @@ export interface Agent {
   run(prompt: Prompt, options?: QueryOptions): Promise<SDKResultMessage>;
 }
 
-type Flavor = "standard" | "bare";
+/** Which factory assembles an agent: `createAgent` or `createBareAgent`. Internal. */
+export type Flavor = "standard" | "bare";
 
 /**
  * Creates the standard agent: the loop, plus the SDK's system-prompt guidance (the note on
@@ -95,23 +97,106 @@ export function createBareAgent(options: AgentOptions | AgentDefinition): Agent 
 }
 
 function assemble(options: AgentOptions | AgentDefinition, flavor: Flavor): Agent {
+  const prepared = prepareAgent(checkAgentOptions(options, flavor), flavor, undefined);
+  const agent: Agent = {
+    name: prepared.name,
+    model: prepared.model,
+    provider: prepared.provider,
+    query(prompt, queryOptions) {
+      return startQuery(prepared.getRuntime, prompt, queryOptions, 0, null, prepared.name);
+    },
+    async run(prompt, queryOptions) {
+      let result: SDKResultMessage | undefined;
+      for await (const message of agent.query(prompt, queryOptions)) {
+        if (message.type === "result" && message.parentToolUseId === null) result = message;
+      }
+      return result as SDKResultMessage;
+    },
+  };
+  return Object.freeze(agent);
+}
+
+/** Agent options checked once: validated values and the built-in tools to load. Internal. */
+export interface CheckedAgentOptions {
+  readonly validated: ValidatedAgentOptions;
+  readonly builtinNames: readonly BuiltinToolName[];
+}
+
+/**
+ * Checks agent options (or a definition) for a flavor: strict keys, values, built-in names
+ * and their `cwd`. Internal: shared by the agent factories and agent tools.
+ *
+ * @throws {@link UnknownOptionError} or {@link InvalidOptionError}, as `createAgent` documents.
+ */
+export function checkAgentOptions(
+  options: AgentOptions | AgentDefinition,
+  flavor: Flavor,
+): CheckedAgentOptions {
   const validated = validateAgentOptions(isAgentDefinition(options) ? { ...options } : options);
+  const builtinNames = validateBuiltinNames(validated.options, flavor);
+  if (builtinNames.length > 0) {
+    assertUniqueToolNames([
+      ...validated.tools,
+      ...builtinNames.map((name) => ({ name }) as AnyToolDefinition),
+    ]);
+  }
+  return { validated, builtinNames };
+}
+
+/** The provider and model an agent tool's member falls back to: its parent run's. Internal. */
+export interface InheritedModel {
+  readonly provider: ModelProviderV1;
+  readonly model: string | undefined;
+}
+
+/** An agent's options resolved into a runtime factory. Internal. */
+export interface PreparedAgent {
+  readonly name: string | undefined;
+  readonly model: string;
+  readonly provider: ModelProviderV1;
+  /** The runtime; a promise the first time when built-in tools must be loaded. */
+  readonly getRuntime: () => AgentRuntime | Promise<AgentRuntime>;
+}
+
+/**
+ * Whether options name their own endpoint (`provider`, `apiKey` or `baseURL`) instead of
+ * inheriting one. Internal.
+ */
+export function hasOwnProvider(options: AgentOptions): boolean {
+  return (
+    options.provider !== undefined || options.apiKey !== undefined || options.baseURL !== undefined
+  );
+}
+
+/**
+ * Builds the runtime factory of checked options. With `inherited`, a missing `model` and a
+ * missing endpoint (no `provider`, `apiKey` or `baseURL`) are taken from it. Internal.
+ *
+ * @throws {@link InvalidOptionError} when no model is known.
+ */
+export function prepareAgent(
+  checked: CheckedAgentOptions,
+  flavor: Flavor,
+  inherited: InheritedModel | undefined,
+): PreparedAgent {
+  const { validated, builtinNames } = checked;
   const o = validated.options;
-  if (o.model === undefined || o.model === "") {
+  const model = o.model !== undefined && o.model !== "" ? o.model : inherited?.model;
+  if (model === undefined || model === "") {
     throw new InvalidOptionError(
       "AgentOptions:",
       "model",
       'is required: name the model to talk to, for example model: "claude-sonnet-4-6" or model: "deepseek-v4-flash".',
     );
   }
-  const builtinNames = validateBuiltinNames(o, flavor);
-  const provider = resolveProvider(o);
+  const provider =
+    inherited !== undefined && !hasOwnProvider(o) ? inherited.provider : resolveProvider(o);
   const userTools = validated.tools;
   let runtime: AgentRuntime | undefined;
   let pending: Promise<AgentRuntime> | undefined;
 
   const makeRuntime = (tools: readonly AnyToolDefinition[]): AgentRuntime => ({
-    model: o.model as string,
+    model,
     provider,
     system:
       flavor === "standard"
@@ -129,11 +214,6 @@ function assemble(options: AgentOptions | AgentDefinition, flavor: Flavor): Agen
     onTrace: o.onTrace,
   });
   if (builtinNames.length === 0) runtime = makeRuntime(userTools);
-  else
-    assertUniqueToolNames([
-      ...userTools,
-      ...builtinNames.map((name) => ({ name }) as AnyToolDefinition),
-    ]);
 
   // Built-in tools load on first use, so agents without them never import node:fs code.
   const getRuntime = (): AgentRuntime | Promise<AgentRuntime> => {
@@ -151,23 +231,7 @@ function assemble(options: AgentOptions | AgentDefinition, flavor: Flavor): Agen
     });
     return pending;
   };
-
-  const agent: Agent = {
-    name: o.name,
-    model: o.model,
-    provider,
-    query(prompt, queryOptions) {
-      return startQuery(getRuntime, prompt, queryOptions, 0, null);
-    },
-    async run(prompt, queryOptions) {
-      let result: SDKResultMessage | undefined;
-      for await (const message of agent.query(prompt, queryOptions)) {
-        if (message.type === "result" && message.parentToolUseId === null) result = message;
-      }
-      return result as SDKResultMessage;
-    },
-  };
-  return Object.freeze(agent);
+  return { name: o.name, model, provider, getRuntime };
 }
 
 function validateBuiltinNames(options: AgentOptions, flavor: Flavor): readonly BuiltinToolName[] {
@@ -215,6 +279,7 @@ export function startQuery(
   queryOptions: QueryOptions | undefined,
   depth: number,
   parentToolUseId: string | null,
+  agentName?: string,
 ): AsyncIterable<SDKMessage> {
   assertKnownOptions(queryOptions, QUERY_OPTION_KEYS, "QueryOptions:");
   const userSignal = queryOptions?.signal;
@@ -246,6 +311,7 @@ export function startQuery(
         parentToolUseId,
         emit: (message) => channel.push(message),
         depth,
+        agentName,
       };
       const execute = async (): Promise<void> => {
         if (controller.signal.aborted) throw createAbortError(controller.signal.reason);

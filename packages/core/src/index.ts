@@ -10,6 +10,13 @@ export {
   DEFAULT_MAX_TURNS,
 } from "./agent-options.js";
 export {
+  type AgentToolInput,
+  type AgentToolMode,
+  type AgentToolOptions,
+  agentTool,
+} from "./agent-tool.js";
+export { DEFAULT_MAX_DEPTH } from "./call-agent.js";
+export {
   type Agent,
   createAgent,
   createBareAgent,
@@ -17,7 +24,14 @@ export {
   type QueryOptions,
 } from "./create-agent.js";
 export { type AgentDefinition, defineAgent, isAgentDefinition } from "./define-agent.js";
-export { type JsonlTraceWriter, jsonlTraceWriter } from "./jsonl-trace-writer.js";
+export {
+  type DelegateToolInput,
+  type DelegateToolOptions,
+  delegateTool,
+} from "./delegate-tool.js";
+export { type JsonlTraceWriter, jsonlTraceWriter, type TraceSink } from "./jsonl-trace-writer.js";
+export { createInMemoryMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
+export { AgentDepthError, HandoffError } from "./multi-agent-errors.js";
 export type {
   RunUsage,
   SDKAssistantMessage,
@@ -29,6 +43,20 @@ export type {
   SDKUserMessage,
 } from "./sdk-message.js";
 export { PARALLEL_TOOL_CALLS_GUIDANCE } from "./system-prompt.js";
+export {
+  createTeam,
+  type Team,
+  type TeamAgentMessageEvent,
+  type TeamEvent,
+  type TeamEventBase,
+  type TeamMailDeliveredEvent,
+  type TeamMailPostedEvent,
+  type TeamOptions,
+  type TeamRunFailedEvent,
+  type TeamRunFinishedEvent,
+  type TeamRunOptions,
+  type TeamRunStartedEvent,
+} from "./team.js";
 export type {
   HookTraceEvent,
   ModelRequestFailedTraceEvent,

@@ -17,6 +17,7 @@ import {
 } from "@lattice/scheduler";
 import type { AnyToolDefinition, ToolContext } from "@lattice/tools";
 import type { AgentHooks } from "./agent-hooks.js";
+import type { Mailbox } from "./mailbox.js";
 import type { RunUsage, SDKMessage, SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
 import type { TraceEvent } from "./trace-event.js";
 
@@ -45,6 +46,21 @@ export interface RunPlacement {
   readonly emit: (message: SDKMessage) => void;
   /** Nesting depth: 0 at top level. */
   readonly depth: number;
+  /** The running agent's name (`"agent"` when it has none). */
+  readonly agentName?: string | undefined;
+  /** The agents from the first one to this one; default `[agentName]`. */
+  readonly chain?: readonly string[] | undefined;
+  /** Where handoffs of this run's agent tools go when the tool has no mailbox of its own. */
+  readonly mailbox?: Mailbox | undefined;
+  /** The depth limit agent tools of this run apply; default `DEFAULT_MAX_DEPTH`. */
+  readonly maxDepth?: number | undefined;
+  /**
+   * Called before each model call after the first: texts it returns (team replies) are
+   * appended as text blocks to the user message that carries the last batch's tool results.
+   */
+  readonly takeInbox?: (() => readonly string[] | Promise<readonly string[]>) | undefined;
+  /** A parent run's trace, which also receives this run's events. */
+  readonly trace?: ((event: TraceEvent) => void) | undefined;
 }
 
 /**
@@ -59,6 +75,16 @@ export interface RunContext {
   readonly addUsage: (usage: RunUsage) => void;
   readonly depth: number;
   readonly sessionId: string;
+  /** The running agent's name (`"agent"` when it has none). */
+  readonly agentName: string;
+  /** The agents from the first one to the running one. */
+  readonly chain: readonly string[];
+  /** The mailbox handoffs go to when the agent tool has none of its own. */
+  readonly mailbox: Mailbox | undefined;
+  /** The depth limit set by the team or an enclosing agent tool, if any. */
+  readonly maxDepth: number | undefined;
+  /** The run's trace sink (its own `onTrace` and its parents'), if any. */
+  readonly trace: ((event: TraceEvent) => void) | undefined;
 }
 
 /** The symbol under which a tool context carries its {@link RunContext}. Internal. */
@@ -83,7 +109,8 @@ export async function runAgent(
   const sessionId = randomUUID();
   const startedAt = performance.now();
   const { parentToolUseId, emit } = placement;
-  const trace = runtime.onTrace === undefined ? undefined : safeTrace(runtime.onTrace);
+  const trace = combineTraces(runtime.onTrace, placement.trace);
+  const agentName = placement.agentName ?? "agent";
   const toolNames = runtime.tools.map((definition) => definition.name);
   const usage = { inputTokens: 0, outputTokens: 0 };
   const addUsage = (more: RunUsage): void => {
@@ -159,6 +186,11 @@ export async function runAgent(
     addUsage,
     depth: placement.depth,
     sessionId,
+    agentName,
+    chain: placement.chain ?? [agentName],
+    mailbox: placement.mailbox,
+    maxDepth: placement.maxDepth,
+    trace,
   };
   const messages: ModelMessage[] = [
     { role: "user", content: typeof prompt === "string" ? prompt : [...prompt] },
@@ -325,6 +357,15 @@ export async function runAgent(
     if (batch.endTurn !== undefined) {
       return finish("success", batch.endTurn.text, [], batch.endTurn.structuredResult);
     }
+    if (placement.takeInbox !== undefined) {
+      const texts = await placement.takeInbox();
+      if (texts.length > 0) {
+        messages[messages.length - 1] = {
+          role: "user",
+          content: [...results, ...texts.map((text) => ({ type: "text" as const, text }))],
+        };
+      }
+    }
   }
 }
 
@@ -383,12 +424,18 @@ function textOf(content: readonly ContentBlock[]): string {
   return text;
 }
 
-function safeTrace(onTrace: (event: TraceEvent) => void): (event: TraceEvent) => void {
+/** The run's trace sink: its own `onTrace` (made safe) and its parent's, or `undefined`. */
+function combineTraces(
+  onTrace: ((event: TraceEvent) => void) | undefined,
+  parent: ((event: TraceEvent) => void) | undefined,
+): ((event: TraceEvent) => void) | undefined {
+  if (onTrace === undefined) return parent;
   return (event) => {
     try {
       onTrace(event);
     } catch {
       // A trace listener must never break a run.
     }
+    parent?.(event);
   };
 }

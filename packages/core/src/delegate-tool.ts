@@ -1,0 +1,135 @@
+import {
+  assertKnownOptions,
+  createToolDefinition,
+  describeValue,
+  InvalidOptionError,
+  type ToolContext,
+  type ToolDefinition,
+} from "@lattice/tools";
+import { z } from "zod/v4";
+import { callAgent } from "./call-agent.js";
+import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
+import { createMemberRuntime, type MemberRuntime } from "./member-runtime.js";
+
+/** What the model sends to a tool made by {@link delegateTool}. */
+export interface DelegateToolInput {
+  /** The name of the agent to run: one of the tool's agents. */
+  readonly agent: string;
+  /** The task for it, written as a complete request. */
+  readonly task: string;
+}
+
+/**
+ * The options of {@link delegateTool}. Checked strictly (T31): an unknown key throws with the
+ * prefix `delegateTool("<name>"):`.
+ */
+export interface DelegateToolOptions {
+  /** The tool's name, for example `"delegate"`. */
+  readonly name: string;
+  /** The tool's description for the model. Default: a list of the agents and what they do. */
+  readonly description?: string;
+  /** The agents the model may choose from, from `defineAgent`; names must be unique. */
+  readonly agents: readonly AgentDefinition[];
+  /** Host-owned annotations, passed through unchanged to `ToolDefinition.metadata` (T30). */
+  readonly metadata?: Record<string, unknown>;
+}
+
+const DELEGATE_TOOL_OPTION_KEYS: ReadonlySet<string> = new Set([
+  "name",
+  "description",
+  "agents",
+  "metadata",
+]);
+
+/**
+ * Makes one tool of kind `"agent_tool"` that runs the agent the model chooses. Its input is
+ * `{ agent, task }`, with `agent` an enum of the definitions' names; the chosen agent runs in
+ * "call" mode, exactly as {@link agentTool} runs it (parent's provider and signal, messages
+ * marked with `parentToolUseId`, usage added to the parent, `maxDepth` guard).
+ *
+ * @example
+ * ```ts
+ * const delegate = delegateTool({ name: "delegate", agents: [researcher, writer] });
+ * ```
+ *
+ * @param options - {@link DelegateToolOptions}.
+ * @returns A frozen tool definition; `metadata` only when given.
+ * @throws {@link UnknownOptionError} for an unknown option (`delegateTool("<name>"): unknown option ...`).
+ * @throws {@link InvalidOptionError} for no agents, a value that is not a definition, or two agents with one name.
+ */
+export function delegateTool(options: DelegateToolOptions): ToolDefinition<DelegateToolInput> {
+  const prefix = `delegateTool(${JSON.stringify(String((options as { name?: unknown } | undefined)?.name))}):`;
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new InvalidOptionError(
+      prefix,
+      "options",
+      `must be an object { name, agents, description?, metadata? }, received ${describeValue(options)}.`,
+    );
+  }
+  assertKnownOptions(options, DELEGATE_TOOL_OPTION_KEYS, prefix);
+  if (typeof options.name !== "string") {
+    throw new InvalidOptionError(
+      prefix,
+      "name",
+      `is required: name the tool, for example name: "delegate"; received ${describeValue(options.name)}.`,
+    );
+  }
+  if (options.description !== undefined && typeof options.description !== "string") {
+    throw new InvalidOptionError(
+      prefix,
+      "description",
+      `must be a string, received ${describeValue(options.description)}.`,
+    );
+  }
+  const agents: unknown = options.agents;
+  if (!Array.isArray(agents) || agents.length === 0) {
+    throw new InvalidOptionError(
+      prefix,
+      "agents",
+      `must be a non-empty array of definitions from defineAgent(), received ${describeValue(agents)}.`,
+    );
+  }
+  const members = new Map<string, MemberRuntime>();
+  agents.forEach((definition: unknown, index) => {
+    if (!isAgentDefinition(definition)) {
+      throw new InvalidOptionError(
+        prefix,
+        `agents[${index}]`,
+        `is not an agent definition (received ${describeValue(definition)}). Make agents with defineAgent({ name, ... }).`,
+      );
+    }
+    if (members.has(definition.name)) {
+      throw new InvalidOptionError(
+        prefix,
+        "agents",
+        `holds two agents named "${definition.name}". Agent names must be unique; rename one of them.`,
+      );
+    }
+    members.set(definition.name, createMemberRuntime(definition));
+  });
+  const names = [...members.keys()] as [string, ...string[]];
+  const schema = z.object({
+    agent: z.enum(names).describe("Which agent runs the task."),
+    task: z
+      .string()
+      .min(1)
+      .describe("The task for the agent: a complete request, with everything it needs to know."),
+  });
+  const description =
+    options.description ??
+    `Runs one of these agents on a task and returns its answer:\n${[...members.values()]
+      .map(
+        ({ definition }) => `- ${definition.name}: ${definition.description ?? "(no description)"}`,
+      )
+      .join("\n")}`;
+
+  return createToolDefinition({
+    name: options.name,
+    description,
+    schema,
+    handler: (input: { agent: string; task: string }, context: ToolContext) =>
+      callAgent(members.get(input.agent) as MemberRuntime, input.task, context, prefix, undefined),
+    kind: "agent_tool",
+    ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
+  });
+}
