@@ -1,0 +1,379 @@
+// Benchmarks of the agent loop (not tests), each figure beside a floor measured in the same
+// run: a hand-written tool loop over the platform fetch against the same scripted server, with
+// no validation, no scheduler and no events (shared/spec/performance.md). The model server
+// runs in a child process, so process CPU here is the client's alone.
+import { fork, spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { createAgent, tool } from "agent-lattice";
+import { z } from "zod/v4";
+import { idealMakespan, MAKESPAN_SCENARIOS } from "./scenarios.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const quick = process.argv.includes("--quick");
+const TURNS_PER_RUN = 21;
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const cpuMicros = () => {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+};
+
+export async function startModelServer() {
+  const child = fork(join(here, "model-server.mjs"), [], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const url = await new Promise((resolve, reject) => {
+    child.once("message", (message) => resolve(message.url));
+    child.once("exit", (code) => reject(new Error(`model server exited with ${code}`)));
+  });
+  return { url, close: () => child.disconnect() };
+}
+
+// ---------------------------------------------------------------------------------------
+// The floor: a hand-written loop over fetch.
+// ---------------------------------------------------------------------------------------
+const toolSchema = { type: "object", properties: { n: { type: "number" } }, required: ["n"] };
+
+async function readSseMessage(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const content = [];
+  const partial = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut = buffer.indexOf("\n\n");
+    while (cut !== -1) {
+      const event = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      cut = buffer.indexOf("\n\n");
+      const dataLine = event.split("\n").find((line) => line.startsWith("data:"));
+      if (dataLine === undefined) continue;
+      const data = JSON.parse(dataLine.slice(5));
+      if (data.type === "content_block_start") {
+        content[data.index] = { ...data.content_block };
+        partial[data.index] = "";
+      } else if (data.type === "content_block_delta") {
+        if (data.delta.type === "text_delta") content[data.index].text += data.delta.text;
+        else if (data.delta.type === "input_json_delta")
+          partial[data.index] += data.delta.partial_json;
+      } else if (data.type === "content_block_stop") {
+        const block = content[data.index];
+        if (block.type === "tool_use")
+          block.input = partial[data.index] === "" ? {} : JSON.parse(partial[data.index]);
+      }
+    }
+  }
+  return { content };
+}
+
+async function floorRun(url, model, toolCount, stream, signal) {
+  const tools = Array.from({ length: toolCount }, (_, index) => ({
+    name: `t${index}`,
+    description: "d",
+    input_schema: toolSchema,
+  }));
+  const messages = [{ role: "user", content: "go" }];
+  for (;;) {
+    const response = await fetch(`${url}/v1/messages`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": "bench",
+        "anthropic-version": "2023-06-01",
+      },
+      body: JSON.stringify({
+        model,
+        max_tokens: 1024,
+        messages,
+        tools,
+        ...(stream ? { stream: true } : {}),
+      }),
+      signal,
+    });
+    const message = stream ? await readSseMessage(response) : await response.json();
+    messages.push({ role: "assistant", content: message.content });
+    const uses = message.content.filter((block) => block.type === "tool_use");
+    if (uses.length === 0) return message;
+    messages.push({
+      role: "user",
+      content: uses.map((use) => ({
+        type: "tool_result",
+        tool_use_id: use.id,
+        content: String(use.input.n),
+      })),
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Lattice.
+// ---------------------------------------------------------------------------------------
+function latticeTools(count) {
+  return Array.from({ length: count }, (_, index) =>
+    tool(`t${index}`, "d", z.object({ n: z.number() }), ({ n }) => ({ content: String(n) }), {
+      isConcurrencySafe: () => true,
+    }),
+  );
+}
+
+function latticeAgent(url, model, toolCount, stream) {
+  return createAgent({
+    apiKey: "bench",
+    baseURL: url,
+    model,
+    tools: latticeTools(toolCount),
+    stream,
+    maxTurns: 50,
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// (a) CPU per model turn.
+// ---------------------------------------------------------------------------------------
+async function cpuPerTurn(url, toolCount, stream) {
+  const model = `loop-${toolCount}`;
+  const agent = latticeAgent(url, model, toolCount, stream);
+  const runs = quick ? 10 : 40;
+  const rounds = quick ? 3 : 7;
+  // Warm both paths up (JIT, connection pool).
+  for (let index = 0; index < 5; index++) {
+    await floorRun(url, model, toolCount, stream);
+    await agent.run("go");
+  }
+  const floorSamples = [];
+  const latticeSamples = [];
+  for (let round = 0; round < rounds; round++) {
+    let start = cpuMicros();
+    for (let index = 0; index < runs; index++) await floorRun(url, model, toolCount, stream);
+    floorSamples.push((cpuMicros() - start) / (runs * TURNS_PER_RUN));
+    start = cpuMicros();
+    for (let index = 0; index < runs; index++) {
+      const result = await agent.run("go");
+      if (result.numTurns !== TURNS_PER_RUN)
+        throw new Error(`expected ${TURNS_PER_RUN} turns, got ${result.numTurns}`);
+    }
+    latticeSamples.push((cpuMicros() - start) / (runs * TURNS_PER_RUN));
+  }
+  const floor = median(floorSamples);
+  const lattice = median(latticeSamples);
+  return { floorMicros: floor, latticeMicros: lattice, ratio: lattice / floor };
+}
+
+// ---------------------------------------------------------------------------------------
+// (b) Makespan of safe and mixed batches through the agent, versus the ideal schedule.
+// ---------------------------------------------------------------------------------------
+async function makespan(url, name, cap) {
+  const batch = MAKESPAN_SCENARIOS[name];
+  let actual = new Map();
+  const wait = (safe) =>
+    tool(
+      safe ? "wait_safe" : "wait_unsafe",
+      "d",
+      z.object({ ms: z.number() }),
+      async ({ ms }, { toolUseId }) => {
+        const start = performance.now();
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        actual.set(Number(toolUseId.slice("toolu_".length)), performance.now() - start);
+        return { content: "ok" };
+      },
+      safe ? { isConcurrencySafe: () => true } : undefined,
+    );
+  const measured = [];
+  const ratios = [];
+  for (let repeat = 0; repeat < (quick ? 4 : 8); repeat++) {
+    let first = Number.POSITIVE_INFINITY;
+    let last = 0;
+    actual = new Map();
+    const agent = createAgent({
+      apiKey: "bench",
+      baseURL: url,
+      model: `makespan-${name}`,
+      tools: [wait(true), wait(false)],
+      toolConcurrency: { mode: "safe", maxConcurrency: cap },
+      onTrace(event) {
+        if (event.type === "tool_call_started") first = Math.min(first, event.time);
+        if (event.type === "tool_call_finished") last = Math.max(last, event.time);
+      },
+    });
+    await agent.run("go");
+    if (repeat === 0) continue; // warm-up
+    // The ideal schedule of the durations the handlers really had: timer lateness is the
+    // platform's, not the scheduler's.
+    const real = batch.map((call, index) => ({ safe: call.safe, ms: actual.get(index) }));
+    measured.push(last - first);
+    ratios.push((last - first) / idealMakespan(real, cap));
+  }
+  return {
+    calls: batch.length,
+    cap,
+    nominalIdealMs: idealMakespan(batch, cap),
+    measuredMs: median(measured),
+    efficiency: median(ratios),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// (c) Heap per in-flight run: 1,000 runs waiting on a slow model.
+// ---------------------------------------------------------------------------------------
+async function heapPerRun(url) {
+  const count = 1000;
+  const settle = async () => {
+    for (let index = 0; index < 3; index++) {
+      globalThis.gc?.();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return process.memoryUsage().heapUsed;
+  };
+  const measure = async (start) => {
+    const before = await settle();
+    const controller = new AbortController();
+    const pending = Array.from({ length: count }, () =>
+      start(controller.signal).catch(() => undefined),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const during = await settle();
+    controller.abort();
+    await Promise.all(pending);
+    return (during - before) / count;
+  };
+  const agent = createAgent({
+    apiKey: "bench",
+    baseURL: url,
+    model: "slow",
+    tools: latticeTools(1),
+    maxTurns: 5,
+  });
+  // One warm-up pass each so lazily created module state does not count.
+  await measure((signal) => floorRun(url, "slow", 1, true, signal));
+  await measure((signal) => agent.run("go", { signal }));
+  const floor = await measure((signal) => floorRun(url, "slow", 1, true, signal));
+  const lattice = await measure((signal) => agent.run("go", { signal }));
+  return {
+    floorBytes: floor,
+    latticeBytes: lattice,
+    ratio: lattice / floor,
+    gcExposed: typeof globalThis.gc === "function",
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// (d) Cold import of agent-lattice, versus a bare node.
+// ---------------------------------------------------------------------------------------
+function coldImport() {
+  const time = (args) => {
+    const start = performance.now();
+    const result = spawnSync(process.execPath, args, { cwd: here, stdio: "ignore" });
+    if (result.status !== 0) throw new Error(`node ${args.join(" ")} failed`);
+    return performance.now() - start;
+  };
+  const bare = [];
+  const withImport = [];
+  for (let index = 0; index < (quick ? 5 : 15); index++) {
+    bare.push(time(["-e", "0"]));
+    withImport.push(time(["--input-type=module", "-e", 'await import("agent-lattice")']));
+  }
+  const bareMs = median(bare);
+  const importMs = median(withImport);
+  return { bareNodeMs: bareMs, importMs, addedMs: importMs - bareMs };
+}
+
+// ---------------------------------------------------------------------------------------
+// (e) Streaming latency: time to the first text delta, query() versus reading the raw stream.
+// ---------------------------------------------------------------------------------------
+async function firstDelta(url) {
+  const agent = createAgent({
+    apiKey: "bench",
+    baseURL: url,
+    model: "text",
+    includePartialMessages: true,
+  });
+  const raw = async () => {
+    const start = performance.now();
+    const response = await fetch(`${url}/v1/messages`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": "bench",
+        "anthropic-version": "2023-06-01",
+      },
+      body: JSON.stringify({
+        model: "text",
+        max_tokens: 64,
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      }),
+    });
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    let elapsed;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      if (elapsed === undefined && text.includes('"text_delta"'))
+        elapsed = performance.now() - start;
+    }
+    return elapsed;
+  };
+  const viaQuery = async () => {
+    const start = performance.now();
+    let elapsed;
+    for await (const message of agent.query("hi")) {
+      if (
+        elapsed === undefined &&
+        message.type === "stream_event" &&
+        message.event.type === "text_delta"
+      ) {
+        elapsed = performance.now() - start;
+      }
+    }
+    return elapsed;
+  };
+  for (let index = 0; index < 10; index++) {
+    await raw();
+    await viaQuery();
+  }
+  const rawSamples = [];
+  const querySamples = [];
+  for (let index = 0; index < (quick ? 30 : 100); index++) {
+    rawSamples.push(await raw());
+    querySamples.push(await viaQuery());
+  }
+  const rawMs = median(rawSamples);
+  const queryMs = median(querySamples);
+  return { rawMs, queryMs, addedMs: queryMs - rawMs };
+}
+
+export async function runAgentBenchmarks() {
+  const server = await startModelServer();
+  try {
+    const results = {
+      cpuPerTurn: {
+        nonStreaming1Tool: await cpuPerTurn(server.url, 1, false),
+        nonStreaming10Tools: await cpuPerTurn(server.url, 10, false),
+        streaming1Tool: await cpuPerTurn(server.url, 1, true),
+        streaming10Tools: await cpuPerTurn(server.url, 10, true),
+      },
+      makespan: {
+        safe50x20Cap10: await makespan(server.url, "safe-50x20", 10),
+        mixedCap10: await makespan(server.url, "mixed", 10),
+      },
+      heapPerRun: await heapPerRun(server.url),
+      coldImport: coldImport(),
+      firstDelta: await firstDelta(server.url),
+    };
+    return results;
+  } finally {
+    server.close();
+  }
+}

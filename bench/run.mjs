@@ -1,0 +1,114 @@
+// `pnpm bench`: every benchmark, printed as a table beside its floor and goal, and written to
+// bench/results/latest.json. Run from the repository root (it builds the packages first).
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runAgentBenchmarks } from "./agent.bench.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const quick = process.argv.includes("--quick");
+
+const agent = await runAgentBenchmarks();
+
+const rows = [];
+const row = (measure, floor, lattice, ratio, goal, met) =>
+  rows.push({ measure, floor, lattice, ratio, goal, met });
+const us = (value) => `${value.toFixed(1)} µs`;
+for (const [key, label] of [
+  ["nonStreaming1Tool", "CPU per turn, non-streaming, 1 tool"],
+  ["nonStreaming10Tools", "CPU per turn, non-streaming, 10 tools"],
+  ["streaming1Tool", "CPU per turn, streaming, 1 tool"],
+  ["streaming10Tools", "CPU per turn, streaming, 10 tools"],
+]) {
+  const figure = agent.cpuPerTurn[key];
+  row(
+    label,
+    us(figure.floorMicros),
+    us(figure.latticeMicros),
+    figure.ratio.toFixed(2),
+    "≤ 1.15",
+    figure.ratio <= 1.15,
+  );
+}
+const heap = agent.heapPerRun;
+row(
+  "heap per in-flight run (1,000 runs)",
+  `${(heap.floorBytes / 1024).toFixed(1)} KiB`,
+  `${(heap.latticeBytes / 1024).toFixed(1)} KiB`,
+  heap.ratio.toFixed(2),
+  "≤ 1.2",
+  heap.ratio <= 1.2,
+);
+const cold = agent.coldImport;
+row(
+  'cold import("agent-lattice")',
+  `${cold.bareNodeMs.toFixed(1)} ms (bare node)`,
+  `${cold.importMs.toFixed(1)} ms`,
+  `+${cold.addedMs.toFixed(1)} ms`,
+  "≤ +50 ms",
+  cold.addedMs <= 50,
+);
+for (const [key, label] of [
+  ["safe50x20Cap10", "makespan, 50 × 20 ms safe, cap 10"],
+  ["mixedCap10", "makespan, mixed safe/unsafe batch, cap 10"],
+]) {
+  const figure = agent.makespan[key];
+  row(
+    label,
+    `${figure.nominalIdealMs} ms ideal`,
+    `${figure.measuredMs.toFixed(1)} ms`,
+    figure.efficiency.toFixed(3),
+    "≤ 1.02",
+    figure.efficiency <= 1.02,
+  );
+}
+const delta = agent.firstDelta;
+row(
+  "time to first text delta",
+  `${delta.rawMs.toFixed(2)} ms (raw stream)`,
+  `${delta.queryMs.toFixed(2)} ms`,
+  `+${delta.addedMs.toFixed(2)} ms`,
+  "< +1 ms",
+  delta.addedMs < 1,
+);
+
+console.log("\n## Agent loop (Lattice beside a hand-written fetch loop, same run)\n");
+console.log(
+  "| measure | floor | Lattice | Lattice ÷ floor | goal | met |\n|---|---|---|---|---|---|",
+);
+for (const r of rows)
+  console.log(
+    `| ${r.measure} | ${r.floor} | ${r.lattice} | ${r.ratio} | ${r.goal} | ${r.met ? "yes" : "NO"} |`,
+  );
+
+console.log("\n## Scheduler\n");
+const scheduler = spawnSync(
+  process.execPath,
+  [join(here, "scheduler.bench.mjs"), ...(quick ? ["--quick"] : [])],
+  {
+    encoding: "utf8",
+  },
+);
+process.stdout.write(scheduler.stdout);
+if (scheduler.status !== 0) process.stderr.write(scheduler.stderr);
+
+mkdirSync(join(here, "results"), { recursive: true });
+writeFileSync(
+  join(here, "results", "latest.json"),
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpu: cpus()[0]?.model,
+      quick,
+      agent,
+      goals: rows,
+      scheduler: scheduler.stdout,
+    },
+    null,
+    2,
+  )}\n`,
+);
+console.log("\nWritten to bench/results/latest.json");
