@@ -59,10 +59,14 @@ interface Scenario {
 }
 
 const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
-  rules: fc.array(fc.constantFrom<Rule>("none", "true", "false", "throws", "flag"), {
-    minLength: 4,
-    maxLength: 4,
-  }),
+  // Weighted towards safe rules and allowed batches, so that overlap is common.
+  rules: fc.array(
+    fc.constantFrom<Rule>("true", "true", "true", "flag", "flag", "none", "false", "throws"),
+    {
+      minLength: 4,
+      maxLength: 4,
+    },
+  ),
   calls: fc.array(
     fc.record({
       tool: fc.oneof(
@@ -80,17 +84,26 @@ const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
         { weight: 5, arbitrary: fc.constant(false) },
         { weight: 1, arbitrary: fc.constant(true) },
       ),
-      hook: fc.constantFrom<HookAction>("pass", "pass", "pass", "passAsync", "deny", "throw"),
+      hook: fc.constantFrom<HookAction>(
+        "pass",
+        "pass",
+        "pass",
+        "pass",
+        "pass",
+        "passAsync",
+        "deny",
+        "throw",
+      ),
     }),
-    { maxLength: 12 },
+    { maxLength: 14, size: "medium" },
   ),
   mode: fc.constantFrom<ToolConcurrencyMode>("safe", "safe", "all", "sequential"),
   maxConcurrency: fc.integer({ min: 1, max: 6 }),
   policy: fc.constantFrom<PolicyKind>(
-    "none",
-    "none",
-    "none",
+    ...Array.from({ length: 10 }, () => "none" as const),
     "allow",
+    "allow",
+    "allowAsync",
     "allowAsync",
     "refuse",
     "refuseAsync",
@@ -108,7 +121,7 @@ const scenarioArbitrary: fc.Arbitrary<Scenario> = fc.record({
     },
     {
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant("inHandler" as const), call: fc.nat({ max: 11 }) }),
+      arbitrary: fc.record({ kind: fc.constant("inHandler" as const), call: fc.nat({ max: 13 }) }),
     },
   ),
   choices: fc.array(fc.nat(), { minLength: 1, maxLength: 40 }),
