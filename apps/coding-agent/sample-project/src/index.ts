@@ -1,0 +1,2 @@
+export { add, multiply } from "./math.js";
+export { slugify } from "./strings.js";

