@@ -102,9 +102,8 @@ describe("built-in tools through createAgent({ builtinTools, cwd }) (T15, T16)",
     });
     const result = await agent.run("Look around, then write");
     expect(result.result).toBe("done");
-    expect((server.requests[0]?.body as { system?: string }).system).toContain(
-      PARALLEL_TOOL_CALLS_GUIDANCE,
-    );
+    const firstRequest = server.requests[0]?.body as { system?: string } | undefined;
+    expect(firstRequest?.system).toContain(PARALLEL_TOOL_CALLS_GUIDANCE);
 
     const calls = intervals(events);
     expect(calls.map((call) => call.id)).toHaveLength(6);
