@@ -91,8 +91,8 @@ const ALL_MODES: readonly AgentToolMode[] = ["call", "handoff"];
  * @param definition - The member, from `defineAgent`.
  * @param options - {@link AgentToolOptions}.
  * @returns A frozen tool definition named after the member unless `name` is given; `metadata` only when given.
- * @throws {@link UnknownOptionError} for an unknown option (`agentTool("<name>"): unknown option ...`).
- * @throws {@link InvalidOptionError} for a bad option value or a value that is not a definition.
+ * @throws `UnknownOptionError` for an unknown option (`agentTool("<name>"): unknown option ...`).
+ * @throws `InvalidOptionError` for a bad option value or a value that is not a definition.
  */
 export function agentTool(
   definition: AgentDefinition,
@@ -238,7 +238,7 @@ function validateModes(modes: unknown, prefix: string): readonly AgentToolMode[]
 /**
  * Checks an optional `maxDepth`. Internal.
  *
- * @throws {@link InvalidOptionError} unless it is a non-negative integer.
+ * @throws `InvalidOptionError` unless it is a non-negative integer.
  */
 export function validateMaxDepth(value: unknown, prefix: string): number | undefined {
   if (value === undefined) return undefined;

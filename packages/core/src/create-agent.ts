@@ -77,8 +77,8 @@ export type Flavor = "standard" | "bare";
  * ```
  *
  * @param options - {@link AgentOptions}, or a definition from `defineAgent`.
- * @throws {@link UnknownOptionError} for an unknown key (T31, T32).
- * @throws {@link InvalidOptionError} for a bad value, a missing `model`, or duplicate tool names.
+ * @throws `UnknownOptionError` for an unknown key (T31, T32).
+ * @throws `InvalidOptionError` for a bad value, a missing `model`, or duplicate tool names.
  */
 export function createAgent(options: AgentOptions | AgentDefinition): Agent {
   return assemble(options, "standard");
@@ -89,8 +89,8 @@ export function createAgent(options: AgentOptions | AgentDefinition): Agent {
  * your tools only, no built-in tools.
  *
  * @param options - {@link AgentOptions} (without `builtinTools`), or a definition.
- * @throws {@link UnknownOptionError} for an unknown key (T31, T32).
- * @throws {@link InvalidOptionError} for a bad value, a missing `model`, or `builtinTools`.
+ * @throws `UnknownOptionError` for an unknown key (T31, T32).
+ * @throws `InvalidOptionError` for a bad value, a missing `model`, or `builtinTools`.
  */
 export function createBareAgent(options: AgentOptions | AgentDefinition): Agent {
   return assemble(options, "bare");
@@ -126,7 +126,7 @@ export interface CheckedAgentOptions {
  * Checks agent options (or a definition) for a flavor: strict keys, values, built-in names
  * and their `cwd`. Internal: shared by the agent factories and agent tools.
  *
- * @throws {@link UnknownOptionError} or {@link InvalidOptionError}, as `createAgent` documents.
+ * @throws `UnknownOptionError` or `InvalidOptionError`, as `createAgent` documents.
  */
 export function checkAgentOptions(
   options: AgentOptions | AgentDefinition,
@@ -172,7 +172,7 @@ export function hasOwnProvider(options: AgentOptions): boolean {
  * Builds the runtime factory of checked options. With `inherited`, a missing `model` and a
  * missing endpoint (no `provider`, `apiKey` or `baseURL`) are taken from it. Internal.
  *
- * @throws {@link InvalidOptionError} when no model is known.
+ * @throws `InvalidOptionError` when no model is known.
  */
 export function prepareAgent(
   checked: CheckedAgentOptions,

@@ -21,8 +21,8 @@ export type AgentDefinition = Readonly<AgentOptions> & {
  *
  * @param options - {@link AgentOptions} with a `name`.
  * @returns A frozen {@link AgentDefinition}.
- * @throws {@link UnknownOptionError} for an unknown key (T31), with the `AgentOptions:` prefix.
- * @throws {@link InvalidOptionError} for a bad value, or a missing `name`.
+ * @throws `UnknownOptionError` for an unknown key (T31), with the `AgentOptions:` prefix.
+ * @throws `InvalidOptionError` for a bad value, or a missing `name`.
  */
 export function defineAgent(options: AgentOptions & { readonly name: string }): AgentDefinition {
   const validated = validateAgentOptions(options);

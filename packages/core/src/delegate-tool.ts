@@ -54,8 +54,8 @@ const DELEGATE_TOOL_OPTION_KEYS: ReadonlySet<string> = new Set([
  *
  * @param options - {@link DelegateToolOptions}.
  * @returns A frozen tool definition; `metadata` only when given.
- * @throws {@link UnknownOptionError} for an unknown option (`delegateTool("<name>"): unknown option ...`).
- * @throws {@link InvalidOptionError} for no agents, a value that is not a definition, or two agents with one name.
+ * @throws `UnknownOptionError` for an unknown option (`delegateTool("<name>"): unknown option ...`).
+ * @throws `InvalidOptionError` for no agents, a value that is not a definition, or two agents with one name.
  */
 export function delegateTool(options: DelegateToolOptions): ToolDefinition<DelegateToolInput> {
   const prefix = `delegateTool(${JSON.stringify(String((options as { name?: unknown } | undefined)?.name))}):`;

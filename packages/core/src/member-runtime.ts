@@ -20,7 +20,7 @@ export interface MemberRuntime {
    * The member's runtime: its own provider and model where its definition sets them, else
    * `inherited`'s.
    *
-   * @throws {@link InvalidOptionError} when neither the definition nor `inherited` names a model.
+   * @throws `InvalidOptionError` when neither the definition nor `inherited` names a model.
    */
   runtimeFor(inherited: InheritedModel | undefined): AgentRuntime | Promise<AgentRuntime>;
 }

@@ -205,8 +205,8 @@ interface RunWaiter {
  * ```
  *
  * @param options - {@link TeamOptions}.
- * @throws {@link UnknownOptionError} for an unknown key.
- * @throws {@link InvalidOptionError} for no members, duplicate names, a member without any model, or a bad value.
+ * @throws `UnknownOptionError` for an unknown key.
+ * @throws `InvalidOptionError` for no members, duplicate names, a member without any model, or a bad value.
  */
 export function createTeam(options: TeamOptions): Team {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
