@@ -286,6 +286,44 @@ describe("createTeam: handoffs and replies", () => {
   });
 });
 
+describe("createTeam: replies to senders outside the team", () => {
+  it("a task posted to team.mailbox from outside runs; its reply (here a failure) waits in the mailbox under the sender", async () => {
+    await routedServer({
+      brief: () => ({ content: [{ type: "tool_use", name: "missing_tool", input: {} }] }),
+    });
+    const brief = defineAgent({ name: "brief", systemPrompt: "You are brief.", maxTurns: 1 });
+    const events: TeamEvent[] = [];
+    const team = createTeam(
+      teamOptions({ members: [brief], onEvent: (event) => events.push(event) }),
+    );
+    await team.mailbox.post({
+      id: "mail_ops_1",
+      kind: "task",
+      from: "ops",
+      to: "brief",
+      task: "Summarise the incident",
+      createdAt: new Date().toISOString(),
+      chain: ["ops", "brief"],
+    });
+    await team.idle();
+    expect(timeline(events)).toEqual([
+      "ops→brief:task",
+      "brief:run_started",
+      "brief:run_finished",
+      "brief→ops:reply",
+    ]);
+    const [reply] = await team.mailbox.take("ops");
+    expect(reply).toMatchObject({
+      kind: "reply",
+      from: "brief",
+      to: "ops",
+      inReplyTo: "mail_ops_1",
+      isError: true,
+    });
+    expect(reply?.result).toContain('Agent "brief" failed (error_max_turns)');
+  });
+});
+
 describe("createTeam: abort and idle", () => {
   it("abort() aborts running runs (run() rejects with AbortError) and idle() resolves", async () => {
     server = await createScriptedModelServer({ turns: [{ fault: "hang" }] });

@@ -190,6 +190,8 @@ interface RunWaiter {
  * - When a run on a handed-off task ends, its result (or failure) is posted back to the
  *   sender as a reply. If the sender is running, the reply is appended as a text block to
  *   the user message of its next model turn; otherwise the sender starts a new run on it.
+ *   A sender that is not a member (a task posted to `team.mailbox` from outside) finds the
+ *   reply in the mailbox under its name. `team.run` resolves with the result instead.
  * - Calls and handoffs extend a chain of agents; one deeper than `maxDepth` is refused with
  *   an {@link AgentDepthError} (as an `is_error` tool_result), which stops cycles such as
  *   A → B → A → ….
@@ -339,7 +341,7 @@ export function createTeam(options: TeamOptions): Team {
     } catch (error) {
       emit({ type: "run_failed", time: performance.now(), runId, member: state.name, mail, error });
       waiter?.reject(error);
-      if (!signal.aborted) {
+      if (!signal.aborted && waiter === undefined) {
         const message = error instanceof Error ? error.message : String(error);
         await reply(mail, `Agent "${state.name}" failed: ${message}`, true);
       }
@@ -353,7 +355,10 @@ export function createTeam(options: TeamOptions): Team {
       mail,
       result,
     });
-    waiter?.resolve(result);
+    if (waiter !== undefined) {
+      waiter.resolve(result);
+      return;
+    }
     await reply(
       mail,
       result.isError ? failureText(state.name, result) : result.result,
@@ -361,10 +366,13 @@ export function createTeam(options: TeamOptions): Team {
     );
   };
 
-  /** Posts a finished task's result back to the member that handed it off. */
+  /**
+   * Posts a finished task's result back to its sender: delivered when the sender is a member;
+   * otherwise kept in the mailbox under the sender's name, for whoever posted the task to take.
+   */
   const reply = async (mail: MailboxMessage, text: string, isError: boolean): Promise<void> => {
-    if (mail.kind !== "task" || !byName.has(mail.from)) return;
-    await mailbox.post({
+    if (mail.kind !== "task") return;
+    const message: MailboxMessage = {
       id: `mail_${randomUUID()}`,
       kind: "reply",
       from: mail.to,
@@ -375,7 +383,13 @@ export function createTeam(options: TeamOptions): Team {
       inReplyTo: mail.id,
       result: text,
       ...(isError ? { isError: true } : {}),
-    });
+    };
+    if (byName.has(mail.from)) {
+      await mailbox.post(message);
+      return;
+    }
+    await inner.post(message);
+    emit({ type: "mail_posted", time: performance.now(), mail: message });
   };
 
   /** Before a running member's next turn: replies go into the turn, tasks wait for a run. */
