@@ -74,7 +74,7 @@ export function offlineTurn(request: RecordedRequest): ScriptedTurn {
       return { ...step, content: [{ type: "text", text: FACTS }] };
     case "writer":
       // A little slower, so the lead has finished its run when the brief comes back.
-      return { ...step, delayMs: 50, content: [{ type: "text", text: BRIEF }] };
+      return { ...step, delayMs: 300, content: [{ type: "text", text: BRIEF }] };
     default:
       return {
         status: 400,

@@ -110,7 +110,7 @@ describe("createTeam: handoffs and replies", () => {
           : c.turn === 0
             ? handoff("writer", "Draft the summary")
             : text("Waiting for writer."),
-      writer: (c) => text(`DRAFT for <${c.prompt}>`, 100),
+      writer: (c) => text(`DRAFT for <${c.prompt}>`, 300),
     });
     const lead = defineAgent({
       name: "lead",
