@@ -1,6 +1,7 @@
 // Writes src/index.ts, src/builtin.ts and src/testing.ts from the public entry points of the
 // scoped packages, so the umbrella re-exports every public name, by name, and nothing else.
 // `node scripts/sync-exports.mjs` writes the files; `--check` exits 1 when they are stale.
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -72,8 +73,17 @@ ${block("@lattice/providers/testing")}`,
 
 const check = process.argv.includes("--check");
 let stale = false;
-for (const [file, text] of Object.entries(files)) {
+// Biome orders export specifiers its own way: let it format, so lint and this check agree.
+const biome = join(root, "node_modules", "@biomejs", "biome", "bin", "biome");
+const format = (path, text) =>
+  execFileSync(process.execPath, [biome, "check", "--write", `--stdin-file-path=${path}`], {
+    input: text,
+    encoding: "utf8",
+  });
+
+for (const [file, raw] of Object.entries(files)) {
   const path = join(root, "packages/agent-lattice", file);
+  const text = format(path, raw);
   const current = readFileSync(path, "utf8");
   if (current === text) continue;
   stale = true;

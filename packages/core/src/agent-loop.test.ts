@@ -865,3 +865,24 @@ describe("providers", () => {
     expect(second.messages.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
   });
 });
+
+describe("stream: false", () => {
+  it("asks for one JSON body per call and runs the same loop", async () => {
+    server.enqueue(
+      { content: [{ type: "tool_use", id: "j1", name: "echo", input: { text: "json" } }] },
+      { content: [{ type: "text", text: "done" }] },
+    );
+    const messages = await collect(
+      createAgent(agentOptions({ tools: [echo], stream: false })).query("go"),
+    );
+    expect(server.requests.map((request) => request.stream)).toEqual([false, false]);
+    expect(userMessages(messages)[0]?.message.content[0]).toMatchObject({ tool_use_id: "j1" });
+    expect(messages.at(-1)).toMatchObject({ subtype: "success", result: "done" });
+  });
+
+  it("refuses includePartialMessages without streaming", () => {
+    expect(() =>
+      createAgent(agentOptions({ stream: false, includePartialMessages: true })),
+    ).toThrow(/includePartialMessages" needs streaming/);
+  });
+});

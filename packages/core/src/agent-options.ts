@@ -56,7 +56,12 @@ export interface AgentOptions {
   readonly maxTokens?: number;
   /** Sampling temperature. Default: the API's. */
   readonly temperature?: number;
-  /** Yield `stream_event` messages with every partial delta. Default `false`. */
+  /**
+   * Stream each model response over SSE (`true`, the default) or ask for one JSON body
+   * (`false`). Streaming is what `includePartialMessages` needs.
+   */
+  readonly stream?: boolean;
+  /** Yield `stream_event` messages with every partial delta. Default `false`. Needs `stream`. */
   readonly includePartialMessages?: boolean;
   /** Receives every trace event of every run, synchronously. Exceptions it throws are ignored. */
   readonly onTrace?: (event: TraceEvent) => void;
@@ -84,6 +89,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "maxTurns",
   "maxTokens",
   "temperature",
+  "stream",
   "includePartialMessages",
   "onTrace",
   "builtinTools",
@@ -179,7 +185,7 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
       `must be a number ≥ 0, received ${describeValue(o.temperature)}.`,
     );
   }
-  for (const key of ["includePartialMessages"] as const) {
+  for (const key of ["includePartialMessages", "stream"] as const) {
     if (o[key] !== undefined && typeof o[key] !== "boolean") {
       throw new InvalidOptionError(
         PREFIX,
@@ -187,6 +193,13 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
         `must be true or false, received ${describeValue(o[key])}.`,
       );
     }
+  }
+  if (o.stream === false && o.includePartialMessages === true) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "includePartialMessages",
+      "needs streaming, but stream is false. Remove stream: false, or turn includePartialMessages off.",
+    );
   }
   if (o.onTrace !== undefined && typeof o.onTrace !== "function") {
     throw new InvalidOptionError(

@@ -210,6 +210,7 @@ export function prepareAgent(
     maxTurns: validated.maxTurns,
     maxTokens: validated.maxTokens,
     temperature: o.temperature,
+    stream: o.stream !== false,
     includePartialMessages: o.includePartialMessages === true,
     onTrace: o.onTrace,
   });

@@ -34,6 +34,8 @@ export interface AgentRuntime {
   readonly maxTurns: number;
   readonly maxTokens: number;
   readonly temperature: number | undefined;
+  /** Ask the provider for SSE (`true`) or one JSON body (`false`). */
+  readonly stream: boolean;
   readonly includePartialMessages: boolean;
   readonly onTrace: ((event: TraceEvent) => void) | undefined;
 }
@@ -221,6 +223,7 @@ export async function runAgent(
         messages,
         ...(runtime.tools.length > 0 ? { tools: runtime.tools } : {}),
         maxTokens: runtime.maxTokens,
+        ...(runtime.stream ? {} : { stream: false }),
         ...(runtime.temperature !== undefined ? { temperature: runtime.temperature } : {}),
         signal,
       })) {
