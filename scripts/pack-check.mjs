@@ -14,6 +14,7 @@ const work = mkdtempSync(join(tmpdir(), "lattice-pack-"));
 const run = (command, args, cwd) =>
   execFileSync(command, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
 // Under `pnpm run`, npm_execpath is pnpm's own script: use it, so no global pnpm is needed.
+// biome-ignore lint/suspicious/noUndeclaredEnvVars: set by the package manager, not a turbo task input.
 const execPath = process.env.npm_execpath ?? "";
 const pnpm = (args, cwd) =>
   /pnpm/.test(execPath) && /\.c?js$/.test(execPath)

@@ -115,7 +115,7 @@ describe("defining a tool (T1–T4, T34)", () => {
     expect(sent[0]?.url).toBe("https://api.anthropic.com/v1/messages");
     expect(sent[0]?.headers.get("x-api-key")).toBe("sk-ant-test");
     const results = (
-      server.requests[1]?.body as { messages: Array<{ content: unknown }> }
+      server.requests[1]!.body as { messages: Array<{ content: unknown }> }
     ).messages.at(-1)?.content as Array<{
       tool_use_id: string;
       is_error?: boolean;
@@ -205,7 +205,7 @@ describe("concurrent tools (T13, T14, T18)", () => {
     expect(result.result).toBe("found");
     expect(peak).toBe(3);
     // T17: the model was told it may batch independent calls.
-    expect((server.requests[0]?.body as { system: string }).system).toMatch(/in a single reply/);
+    expect((server.requests[0]!.body as { system: string }).system).toMatch(/in a single reply/);
   });
 });
 
