@@ -9,7 +9,7 @@ import { ProviderError } from "../provider-error.js";
 import { anthropic } from "./anthropic.js";
 
 const FIXTURE = readFileSync(
-  new URL("../../../../../shared/fixtures/anthropic-tool-use-stream.sse", import.meta.url),
+  new URL("../../fixtures/anthropic-tool-use-stream.sse", import.meta.url),
 );
 const REQUEST = {
   model: "claude-sonnet-4-5",

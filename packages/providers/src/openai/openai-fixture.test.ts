@@ -9,7 +9,7 @@ import { ProviderError } from "../provider-error.js";
 import { openaiCompatible } from "./openai-compatible.js";
 
 const FIXTURE = readFileSync(
-  new URL("../../../../../shared/fixtures/openai-tool-call-stream.sse", import.meta.url),
+  new URL("../../fixtures/openai-tool-call-stream.sse", import.meta.url),
 );
 const REQUEST = {
   model: "gpt-4.1",
