@@ -1,6 +1,6 @@
 // Benchmarks of the agent loop (not tests), each figure beside a floor measured in the same
 // run: a hand-written tool loop over the platform fetch against the same scripted server, with
-// no validation, no scheduler and no events (shared/spec/performance.md). The model server
+// no validation, no scheduler and no events (docs/performance.md). The model server
 // runs in a child process, so process CPU here is the client's alone.
 import { fork, spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";

@@ -5,7 +5,7 @@
 //   node bench/scheduler.bench.mjs            # add --quick for a shorter run
 //
 // Every figure is set beside a floor measured in the same process (see
-// shared/spec/performance.md): for overhead, a hand-written loop that validates and runs
+// docs/performance.md): for overhead, a hand-written loop that validates and runs
 // each call with @lattice/tools' own `runTool` and nothing else; for makespan, the ideal
 // schedule of the plan computed from the durations the handlers really had (so timer
 // lateness, which no scheduler can remove, does not count against it), and the nominal ideal.
