@@ -22,7 +22,7 @@ export type Print = (line: string) => void;
  * ANTHROPIC_API_KEY is set. Returns the run's result message.
  */
 export async function runQuickstart(
-  print: Print = (line) => print(line),
+  print: Print = (line) => console.log(line),
   write: (text: string) => void = (text) => process.stdout.write(text),
   env: Record<string, string | undefined> = process.env,
 ) {
