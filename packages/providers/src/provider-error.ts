@@ -12,6 +12,7 @@ import { LatticeError } from "@lattice/tools";
  * - `provider_overloaded` — 529 or an `overloaded_error`, after retries.
  * - `provider_server_error` — 408, 409 or 5xx, after retries.
  * - `provider_connection` — the connection failed or was cut before a response.
+ * - `provider_redirect` — the endpoint answered with a redirect; set `baseURL` to its target.
  * - `provider_timeout` — no response (or no stream data) within `timeoutMs`.
  * - `provider_stream_error` — the API sent an error event mid-stream.
  * - `provider_stream_truncated` — the stream ended before the message was complete.
@@ -28,6 +29,7 @@ export type ProviderErrorCode =
   | "provider_overloaded"
   | "provider_server_error"
   | "provider_connection"
+  | "provider_redirect"
   | "provider_timeout"
   | "provider_stream_error"
   | "provider_stream_truncated"

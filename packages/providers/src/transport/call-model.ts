@@ -60,6 +60,10 @@ export async function* callModel(
           headers: call.headers,
           body,
           signal: control.signal,
+          // Model APIs do not redirect a POST. Refusing redirects (and having no window) also
+          // spares fetch a copy of every request body (a clone and a tee per call).
+          redirect: "error",
+          window: null,
         });
       } catch (error) {
         throw transportFailure(call, control, error, attempt, false);
@@ -201,6 +205,15 @@ function transportFailure(
     });
   }
   const reason = describeCause(error);
+  if (!midStream && /redirect/i.test(reason)) {
+    return new ProviderError({
+      code: "provider_redirect",
+      message: `${call.label} at ${call.endpoint} answered with a redirect, which Lattice does not follow for model requests (the request body would be sent to another address). Set baseURL to the address the server redirects to.`,
+      endpoint: call.endpoint,
+      retryable: false,
+      cause: error,
+    });
+  }
   if (midStream) {
     return new ProviderError({
       code: "provider_stream_truncated",

@@ -163,6 +163,16 @@ describe.each(PROTOCOLS)("fault matrix: $name", ({ make }) => {
     expect(server.requests).toHaveLength(3);
   });
 
+  it("refuses a redirect with a clear, non-retryable error and does not follow it", async () => {
+    server.enqueue({ status: 308, headers: { location: `${server.url}/elsewhere` } }, HELLO);
+    const { error } = await drain(make(server).stream(request()));
+    const failure = expectProviderError(error);
+    expect(failure.code).toBe("provider_redirect");
+    expect(failure.retryable).toBe(false);
+    expect(failure.message).toContain("Set baseURL to the address the server redirects to");
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("makes one attempt with maxRetries: 0", async () => {
     server.enqueue({ status: 500 }, HELLO);
     const { error } = await drain(make(server, { maxRetries: 0 }).stream(request()));
