@@ -11,6 +11,17 @@ export {
 } from "./errors.js";
 export { type ParseToolInputResult, parseToolInput } from "./parse-tool-input.js";
 export { executeTool, runTool } from "./run-tool.js";
+export type {
+  StandardSchemaFailure,
+  StandardSchemaIssue,
+  StandardSchemaOutput,
+  StandardSchemaPathSegment,
+  StandardSchemaProps,
+  StandardSchemaResult,
+  StandardSchemaSuccess,
+  StandardSchemaTypes,
+  StandardSchemaV1,
+} from "./standard-schema.js";
 export { formatPath, toJsonSchema } from "./to-json-schema.js";
 export {
   type CreateToolDefinitionOptions,

@@ -1,5 +1,6 @@
-import { z } from "zod/v4";
+import { describeValue } from "./assert-known-options.js";
 import { ToolInputError, type ToolInputIssue } from "./errors.js";
+import type { StandardSchemaIssue, StandardSchemaResult } from "./standard-schema.js";
 import { formatPath } from "./to-json-schema.js";
 import type { ToolDefinition } from "./tool-definition.js";
 
@@ -11,6 +12,9 @@ export type ParseToolInputResult<Input> =
 /**
  * Validates a model's raw tool input against the tool's schema (T3). Never throws.
  *
+ * Validation goes through the schema's Standard Schema interface (`~standard.validate`), sync or
+ * async; a validator that throws or rejects is reported as an invalid input, not thrown.
+ *
  * On failure, `error.message` is written for the model: it names the tool, each failing
  * field's path and what was expected there, and asks for a corrected call.
  *
@@ -21,20 +25,19 @@ export async function parseToolInput<Input>(
   definition: ToolDefinition<Input>,
   rawInput: unknown,
 ): Promise<ParseToolInputResult<Input>> {
-  let result: z.ZodSafeParseResult<Input>;
+  let result: StandardSchemaResult<Input>;
   try {
-    result = definition.schema.safeParse(rawInput);
-  } catch (error) {
-    if (!(error instanceof z.core.$ZodAsyncError)) return refinementThrew(definition, error);
-    try {
-      result = await definition.schema.safeParseAsync(rawInput);
-    } catch (asyncError) {
-      return refinementThrew(definition, asyncError);
+    const outcome = definition.schema["~standard"].validate(rawInput);
+    result = "then" in outcome ? await outcome : outcome;
+    if (typeof result !== "object" || result === null) {
+      throw new TypeError(`~standard.validate returned ${describeValue(result)}, not a result`);
     }
+  } catch (error) {
+    return refinementThrew(definition, error);
   }
-  if (result.success) return { success: true, input: result.data };
-  const issues: ToolInputIssue[] = result.error.issues.map((issue) => ({
-    path: issue.path,
+  if (result.issues === undefined) return { success: true, input: result.value };
+  const issues: ToolInputIssue[] = result.issues.map((issue) => ({
+    path: pathOf(issue),
     message: issueMessage(issue),
   }));
   return {
@@ -43,14 +46,28 @@ export async function parseToolInput<Input>(
   };
 }
 
+/** Zod's issues carry a `code`, and a union's issue the issues of each option in `errors`. */
+interface UnionIssue extends StandardSchemaIssue {
+  readonly code?: unknown;
+  readonly errors?: unknown;
+}
+
+/** A Standard Schema path may hold `{ key }` segments; tool inputs use plain keys. */
+function pathOf(issue: StandardSchemaIssue): PropertyKey[] {
+  return (issue.path ?? []).map((step) => (typeof step === "object" ? step.key : step));
+}
+
 /** A union's issue lists why each option failed, so the model sees what would have fitted. */
-function issueMessage(issue: z.core.$ZodIssue): string {
-  if (issue.code !== "invalid_union" || issue.errors.length === 0) return issue.message;
-  const options = issue.errors.map((optionIssues) =>
+function issueMessage(issue: UnionIssue): string {
+  if (issue.code !== "invalid_union" || !Array.isArray(issue.errors) || issue.errors.length === 0) {
+    return issue.message;
+  }
+  const options = (issue.errors as StandardSchemaIssue[][]).map((optionIssues) =>
     optionIssues
-      .map((inner) =>
-        inner.path.length === 0 ? inner.message : `${formatPath(inner.path)}: ${inner.message}`,
-      )
+      .map((inner) => {
+        const path = pathOf(inner);
+        return path.length === 0 ? inner.message : `${formatPath(path)}: ${inner.message}`;
+      })
       .join(", "),
   );
   return `${issue.message}: matched none of the allowed options (${options.join(" | ")})`;

@@ -1,21 +1,41 @@
-import { z } from "zod/v4";
+import type { z } from "zod/v4";
 import { ToolDefinitionError } from "./errors.js";
 import type { JsonSchema, ToolInputSchema } from "./tool-definition.js";
+
+/** The options every conversion passes to a schema's own `toJSONSchema` method. */
+const JSON_SCHEMA_PARAMS = {
+  target: "draft-2020-12",
+  io: "input",
+  unrepresentable: "throw",
+} as const;
+
+/** A Zod schema as far as conversion needs it: classic schemas of Zod ≥ 4.2 have the method. */
+interface ConvertibleSchema {
+  toJSONSchema?: (params: typeof JSON_SCHEMA_PARAMS) => unknown;
+}
 
 /**
  * Converts a tool's Zod object schema to the JSON Schema a model receives (T2).
  *
- * Uses Zod v4's own `z.toJSONSchema` on the input side (`io: "input"`: optional fields and
- * fields with a default are not required), draft 2020-12, with `.describe()` texts kept at
- * every depth and the `$schema` key removed (model APIs do not want it).
+ * Uses the schema's own `toJSONSchema` method (Zod ≥ 4.2; the SDK does not import Zod) on the
+ * input side (`io: "input"`: optional fields and fields with a default are not required),
+ * draft 2020-12, with `.describe()` texts kept at every depth and the `$schema` key removed
+ * (model APIs do not want it).
  *
  * @param toolName - The tool the schema belongs to, named in errors.
  * @param schema - A `z.object(...)` schema.
  * @returns An object schema (`type: "object"`).
- * @throws {@link ToolDefinitionError} when a field cannot be represented in JSON Schema
- *   (for example `z.bigint()`, `z.date()`, `z.map()`), naming the tool and the field's path.
+ * @throws {@link ToolDefinitionError} when the schema has no `toJSONSchema` method (Zod older
+ *   than 4.2), or when a field cannot be represented in JSON Schema (for example `z.bigint()`,
+ *   `z.date()`, `z.map()`), naming the tool and the field's path.
  */
 export function toJsonSchema(toolName: string, schema: z.ZodType): ToolInputSchema {
+  if (typeof (schema as ConvertibleSchema).toJSONSchema !== "function") {
+    throw new ToolDefinitionError(
+      toolName,
+      `tool("${toolName}"): the schema has no toJSONSchema() method, which Lattice uses to make the JSON Schema the model receives. Upgrade zod to 4.2 or newer (npm i zod@^4.2.0), or build the tool with createToolDefinition({ ..., inputSchema }) and a JSON Schema of your own.`,
+    );
+  }
   let converted: JsonSchema;
   try {
     converted = convert(schema);
@@ -34,13 +54,10 @@ export function toJsonSchema(toolName: string, schema: z.ZodType): ToolInputSche
 }
 
 function convert(schema: z.ZodType): JsonSchema {
-  return z.toJSONSchema(schema, {
-    target: "draft-2020-12",
-    io: "input",
-    unrepresentable: "throw",
-  }) as JsonSchema;
+  return (schema as ConvertibleSchema).toJSONSchema?.(JSON_SCHEMA_PARAMS) as JsonSchema;
 }
 
+/** Whether a schema converts; a child without the method cannot be blamed, so it counts as converting. */
 function converts(schema: z.ZodType): boolean {
   try {
     convert(schema);

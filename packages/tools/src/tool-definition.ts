@@ -1,5 +1,5 @@
-import type { z } from "zod/v4";
 import type { ToolResultContentBlock } from "./content.js";
+import type { StandardSchemaV1 } from "./standard-schema.js";
 
 /**
  * What kind of tool made a call, as the batch policy sees it (T23): `"tool"` for `tool()`,
@@ -66,7 +66,7 @@ export type ToolHandler<Input> = (
  *
  * The object is frozen. `metadata` is present only when it was given (T29).
  *
- * @typeParam Input - The validated input type, inferred from the Zod schema.
+ * @typeParam Input - The validated input type, inferred from the schema.
  */
 export interface ToolDefinition<Input = unknown> {
   /** The name the model calls the tool by; matches `^[a-zA-Z0-9_-]{1,64}$`. */
@@ -77,8 +77,12 @@ export interface ToolDefinition<Input = unknown> {
   readonly inputSchema: ToolInputSchema;
   /** Who made the tool; the batch policy sees it as each call's `kind`. */
   readonly kind: ToolKind;
-  /** The Zod schema every input is validated with before the handler runs (T3). */
-  readonly schema: z.ZodType<Input>;
+  /**
+   * The schema every input is validated with before the handler runs (T3), through its
+   * Standard Schema interface (`~standard.validate`): a Zod schema for `tool()`, any Standard
+   * Schema v1 for definitions made with `createToolDefinition({ ..., inputSchema })`.
+   */
+  readonly schema: StandardSchemaV1<unknown, Input>;
   /** Runs the tool on a validated input. Declared as a method so definitions of any input type share one array. */
   handler(input: Input, context: ToolContext): ToolHandlerResult | Promise<ToolHandlerResult>;
   /**

@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import * as tools from "./index.js";
-import { LatticeError, runTool, ToolDefinitionError, tool, UnknownOptionError } from "./index.js";
+import {
+  createToolDefinition,
+  LatticeError,
+  runTool,
+  type StandardSchemaResult,
+  type StandardSchemaV1,
+  ToolDefinitionError,
+  tool,
+  toolResultText,
+  UnknownOptionError,
+} from "./index.js";
 
 const ok = async () => ({ content: "ok" });
 
@@ -177,5 +187,165 @@ describe("tool()", () => {
       isError: false,
       endTurn: false,
     });
+  });
+});
+
+/** A Standard Schema v1 written by hand: `{ text: string }`, with issues in both path styles. */
+function textSchema(
+  validate?: (value: unknown) => StandardSchemaResult<{ text: string }> | Promise<never>,
+): StandardSchemaV1<unknown, { text: string }> {
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "hand-written",
+      validate:
+        validate ??
+        ((value) => {
+          const text = (value as { text?: unknown } | null)?.text;
+          if (typeof text === "string") return { value: { text } };
+          return {
+            issues: [
+              { message: "expected a string", path: [{ key: "text" }] },
+              { message: "no extra fields", path: ["extra", 0] },
+            ],
+          };
+        }),
+    },
+  };
+}
+
+const textInputSchema = {
+  type: "object",
+  properties: { text: { type: "string" } },
+  required: ["text"],
+} as const;
+
+describe("createToolDefinition: any Standard Schema plus an explicit inputSchema", () => {
+  it("builds a definition whose inputSchema is the one given and whose input is validated by the schema", async () => {
+    const echo = createToolDefinition({
+      name: "echo",
+      description: "Repeats a text",
+      kind: "mcp",
+      schema: textSchema(),
+      inputSchema: {
+        $schema: "http://json-schema.org/draft-07/schema#",
+        ...textInputSchema,
+      },
+      handler: async ({ text }) => ({ content: text }),
+    });
+    expect(echo.kind).toBe("mcp");
+    expect(echo.inputSchema).toEqual(textInputSchema);
+    expect(Object.isFrozen(echo)).toBe(true);
+    expect(toolResultText(await runTool(echo, { text: "hi" }, context("echo")))).toBe("hi");
+    const refused = await runTool(echo, { text: 1 }, context("echo"));
+    expect(refused.isError).toBe(true);
+    expect(toolResultText(refused)).toBe(
+      'Invalid input for tool "echo":\n- text: expected a string\n- extra[0]: no extra fields\nFix these fields and call the tool again.',
+    );
+  });
+
+  it("a validate that returns a Promise is awaited; one that rejects or throws is reported, not thrown", async () => {
+    const later = createToolDefinition({
+      name: "later",
+      description: "d",
+      kind: "tool",
+      schema: textSchema(async (value) => ({ value: value as { text: string } }) as never),
+      inputSchema: textInputSchema,
+      handler: ({ text }) => ({ content: `later ${text}` }),
+    });
+    expect(toolResultText(await runTool(later, { text: "x" }, context("later")))).toBe("later x");
+    for (const validate of [
+      () => Promise.reject(new Error("kaput")),
+      () => {
+        throw new Error("kaput");
+      },
+    ]) {
+      const broken = createToolDefinition({
+        name: "broken",
+        description: "d",
+        kind: "tool",
+        schema: textSchema(validate),
+        inputSchema: textInputSchema,
+        handler: ok,
+      });
+      const result = await runTool(broken, { text: "x" }, context("broken"));
+      expect(result.isError).toBe(true);
+      expect(toolResultText(result)).toBe(
+        'Invalid input for tool "broken": the schema\'s validation threw (kaput). Check the input and call the tool again.',
+      );
+    }
+  });
+
+  it("an explicit inputSchema wins over converting a z.object", () => {
+    const defined = createToolDefinition({
+      name: "explicit",
+      description: "d",
+      kind: "tool",
+      schema: z.object({ text: z.string() }),
+      inputSchema: { type: "object", properties: { text: { type: "string", minLength: 2 } } },
+      handler: ok,
+    });
+    expect(defined.inputSchema).toEqual({
+      type: "object",
+      properties: { text: { type: "string", minLength: 2 } },
+    });
+  });
+
+  it("refuses a schema that is not a z.object without inputSchema, saying to pass one", () => {
+    expect(() =>
+      createToolDefinition({
+        name: "nozod",
+        description: "d",
+        kind: "mcp",
+        schema: textSchema(),
+        handler: ok,
+      }),
+    ).toThrow(
+      'tool("nozod"): the schema must be a z.object(...) from Zod v4, received a Standard Schema from "hand-written". Lattice converts only Zod object schemas to the JSON Schema the model receives: pass that JSON Schema as inputSchema',
+    );
+  });
+
+  it("refuses an inputSchema that is not an object schema, and a schema that cannot validate", () => {
+    for (const inputSchema of [{ type: "string" }, [], null, "object"]) {
+      expect(() =>
+        createToolDefinition({
+          name: "badjson",
+          description: "d",
+          kind: "mcp",
+          schema: textSchema(),
+          inputSchema: inputSchema as never,
+          handler: ok,
+        }),
+      ).toThrow('tool("badjson"): inputSchema must be a JSON Schema object with type: "object"');
+    }
+    expect(() =>
+      createToolDefinition({
+        name: "novalidate",
+        description: "d",
+        kind: "mcp",
+        schema: { type: "object" } as never,
+        inputSchema: textInputSchema,
+        handler: ok,
+      }),
+    ).toThrow('tool("novalidate"): the schema must implement Standard Schema v1');
+  });
+
+  it("a Zod schema without toJSONSchema (Zod older than 4.2) gets a clear error naming the tool", () => {
+    const schema = z.object({ a: z.string() });
+    const older = Object.create(schema, { toJSONSchema: { value: undefined } }) as typeof schema;
+    const error = (() => {
+      try {
+        tool("old", "d", older, ok);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(ToolDefinitionError);
+    expect((error as ToolDefinitionError).toolName).toBe("old");
+    expect((error as Error).message).toContain(
+      'tool("old"): the schema has no toJSONSchema() method',
+    );
+    expect((error as Error).message).toContain("Upgrade zod to 4.2 or newer");
+    expect((error as Error).message).toContain("inputSchema");
   });
 });
