@@ -8,7 +8,7 @@ import {
   type ToolDefinition,
   type ToolHandlerResult,
 } from "@lattice/tools";
-import { z } from "zod/v4";
+import { agentToolInput, choiceField, textField } from "./agent-tool-input.js";
 import { callAgent, nextLink, parentRunOf } from "./call-agent.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { assertMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
@@ -134,25 +134,23 @@ export function agentTool(
   const member = createMemberRuntime(definition);
   const memberName = definition.name;
   const defaultMode: AgentToolMode = modes.includes("call") ? "call" : "handoff";
-  const task = z
-    .string()
-    .min(1)
-    .describe(`The task for ${memberName}: a complete request, with everything it needs to know.`);
-  const schema =
-    modes.length > 1
-      ? z.object({
-          task,
-          mode: z
-            .enum(modes as ["call", "handoff"])
-            .optional()
-            .describe(
-              `"call" (default) waits for ${memberName}'s answer; "handoff" gives ${memberName} the task to do on its own and returns at once (its result comes back later as a reply).`,
-            ),
-        })
-      : z.object({ task });
+  const { schema, inputSchema } = agentToolInput<AgentToolInput>({
+    task: textField(
+      `The task for ${memberName}: a complete request, with everything it needs to know.`,
+    ),
+    ...(modes.length > 1
+      ? {
+          mode: choiceField(
+            modes,
+            `"call" (default) waits for ${memberName}'s answer; "handoff" gives ${memberName} the task to do on its own and returns at once (its result comes back later as a reply).`,
+            true,
+          ),
+        }
+      : {}),
+  });
 
   const handler = async (
-    input: { task: string; mode?: AgentToolMode | undefined },
+    input: AgentToolInput,
     context: ToolContext,
   ): Promise<ToolHandlerResult> => {
     const mode = input.mode ?? defaultMode;
@@ -163,12 +161,13 @@ export function agentTool(
   return createToolDefinition({
     name: o.name ?? memberName,
     description: o.description ?? describeAgentTool(definition, modes),
-    schema: schema as z.ZodObject,
-    handler: handler as (input: unknown, context: ToolContext) => Promise<ToolHandlerResult>,
+    schema,
+    inputSchema,
+    handler,
     kind: "agent_tool",
-    isConcurrencySafe: (input: { mode?: unknown }) => (input.mode ?? defaultMode) === "handoff",
+    isConcurrencySafe: (input) => (input.mode ?? defaultMode) === "handoff",
     ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
-  }) as unknown as ToolDefinition<AgentToolInput>;
+  });
 }
 
 /**

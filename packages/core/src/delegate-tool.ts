@@ -6,7 +6,7 @@ import {
   type ToolContext,
   type ToolDefinition,
 } from "@lattice/tools";
-import { z } from "zod/v4";
+import { agentToolInput, choiceField, textField } from "./agent-tool-input.js";
 import { callAgent } from "./call-agent.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { createMemberRuntime, type MemberRuntime } from "./member-runtime.js";
@@ -107,13 +107,11 @@ export function delegateTool(options: DelegateToolOptions): ToolDefinition<Deleg
     }
     members.set(definition.name, createMemberRuntime(definition));
   });
-  const names = [...members.keys()] as [string, ...string[]];
-  const schema = z.object({
-    agent: z.enum(names).describe("Which agent runs the task."),
-    task: z
-      .string()
-      .min(1)
-      .describe("The task for the agent: a complete request, with everything it needs to know."),
+  const { schema, inputSchema } = agentToolInput<DelegateToolInput>({
+    agent: choiceField([...members.keys()], "Which agent runs the task."),
+    task: textField(
+      "The task for the agent: a complete request, with everything it needs to know.",
+    ),
   });
   const description =
     options.description ??
@@ -127,7 +125,8 @@ export function delegateTool(options: DelegateToolOptions): ToolDefinition<Deleg
     name: options.name,
     description,
     schema,
-    handler: (input: { agent: string; task: string }, context: ToolContext) =>
+    inputSchema,
+    handler: (input, context: ToolContext) =>
       callAgent(members.get(input.agent) as MemberRuntime, input.task, context, prefix, undefined),
     kind: "agent_tool",
     ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
