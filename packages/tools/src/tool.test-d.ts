@@ -1,6 +1,13 @@
 import { expectTypeOf } from "vitest";
 import { z } from "zod/v4";
-import { type AnyToolDefinition, type ToolContext, type ToolDefinition, tool } from "./index.js";
+import {
+  type AnyToolDefinition,
+  createToolDefinition,
+  type StandardSchemaV1,
+  type ToolContext,
+  type ToolDefinition,
+  tool,
+} from "./index.js";
 
 // T1: the handler's input is inferred from the Zod schema; context carries signal, ids, name (T7).
 const search = tool(
@@ -50,3 +57,31 @@ tool("bad", "d", z.object({}), async () => 42);
 // Unknown option keys are type errors too (and runtime errors, T31).
 // @ts-expect-error bogusOption is not a ToolOptions key
 tool("bad2", "d", z.object({}), async () => ({ content: "" }), { bogusOption: true });
+
+// createToolDefinition infers the input from any Standard Schema (with an explicit inputSchema),
+// and from a z.object as before.
+declare const textSchema: StandardSchemaV1<unknown, { text: string }>;
+const echo = createToolDefinition({
+  name: "echo",
+  description: "d",
+  kind: "mcp",
+  schema: textSchema,
+  inputSchema: { type: "object", properties: { text: { type: "string" } } },
+  handler: (input) => {
+    expectTypeOf(input).toEqualTypeOf<{ text: string }>();
+    return { content: input.text };
+  },
+  isConcurrencySafe: (input) => input.text === "",
+});
+expectTypeOf(echo).toEqualTypeOf<ToolDefinition<{ text: string }>>();
+const fromZod = createToolDefinition({
+  name: "z",
+  description: "d",
+  kind: "builtin",
+  schema: z.object({ n: z.number().default(1) }),
+  handler: (input) => {
+    expectTypeOf(input).toEqualTypeOf<{ n: number }>();
+    return { content: "" };
+  },
+});
+expectTypeOf(fromZod).toEqualTypeOf<ToolDefinition<{ n: number }>>();
