@@ -3,6 +3,7 @@
 // no validation, no scheduler and no events (docs/performance.md). The model server
 // runs in a child process, so process CPU here is the client's alone.
 import { fork, spawnSync } from "node:child_process";
+import { setMaxListeners } from "node:events";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -142,30 +143,47 @@ function latticeAgent(url, model, toolCount, stream) {
 async function cpuPerTurn(url, toolCount, stream) {
   const model = `loop-${toolCount}`;
   const agent = latticeAgent(url, model, toolCount, stream);
-  const runs = quick ? 10 : 40;
-  const rounds = quick ? 3 : 7;
-  // Warm both paths up (JIT, connection pool).
-  for (let index = 0; index < 5; index++) {
-    await floorRun(url, model, toolCount, stream);
-    await agent.run("go");
+  const runs = quick ? 10 : 25;
+  const rounds = quick ? 4 : 10;
+  const floorOnce = () => floorRun(url, model, toolCount, stream);
+  const latticeOnce = async () => {
+    const result = await agent.run("go");
+    if (result.numTurns !== TURNS_PER_RUN)
+      throw new Error(`expected ${TURNS_PER_RUN} turns, got ${result.numTurns}`);
+  };
+  // Warm both paths up until the JIT settles (per-turn cost keeps falling for ~30 runs).
+  for (let index = 0; index < (quick ? 15 : 40); index++) {
+    await floorOnce();
+    await latticeOnce();
   }
+  const sample = async (once) => {
+    const start = cpuMicros();
+    for (let index = 0; index < runs; index++) await once();
+    return (cpuMicros() - start) / (runs * TURNS_PER_RUN);
+  };
+  const ratios = [];
   const floorSamples = [];
   const latticeSamples = [];
   for (let round = 0; round < rounds; round++) {
-    let start = cpuMicros();
-    for (let index = 0; index < runs; index++) await floorRun(url, model, toolCount, stream);
-    floorSamples.push((cpuMicros() - start) / (runs * TURNS_PER_RUN));
-    start = cpuMicros();
-    for (let index = 0; index < runs; index++) {
-      const result = await agent.run("go");
-      if (result.numTurns !== TURNS_PER_RUN)
-        throw new Error(`expected ${TURNS_PER_RUN} turns, got ${result.numTurns}`);
+    // Alternate which goes first so drift (JIT, GC, a neighbour's load) hits both alike.
+    let floor;
+    let lattice;
+    if (round % 2 === 0) {
+      floor = await sample(floorOnce);
+      lattice = await sample(latticeOnce);
+    } else {
+      lattice = await sample(latticeOnce);
+      floor = await sample(floorOnce);
     }
-    latticeSamples.push((cpuMicros() - start) / (runs * TURNS_PER_RUN));
+    floorSamples.push(floor);
+    latticeSamples.push(lattice);
+    ratios.push(lattice / floor);
   }
-  const floor = median(floorSamples);
-  const lattice = median(latticeSamples);
-  return { floorMicros: floor, latticeMicros: lattice, ratio: lattice / floor };
+  return {
+    floorMicros: median(floorSamples),
+    latticeMicros: median(latticeSamples),
+    ratio: median(ratios),
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -236,6 +254,8 @@ async function heapPerRun(url) {
   const measure = async (start) => {
     const before = await settle();
     const controller = new AbortController();
+    // Every run listens to this one signal: tell Node that 1,000 listeners are intended.
+    setMaxListeners(count * 4, controller.signal);
     const pending = Array.from({ length: count }, () =>
       start(controller.signal).catch(() => undefined),
     );
@@ -252,11 +272,24 @@ async function heapPerRun(url) {
     tools: latticeTools(1),
     maxTurns: 5,
   });
-  // One warm-up pass each so lazily created module state does not count.
-  await measure((signal) => floorRun(url, "slow", 1, true, signal));
-  await measure((signal) => agent.run("go", { signal }));
-  const floor = await measure((signal) => floorRun(url, "slow", 1, true, signal));
-  const lattice = await measure((signal) => agent.run("go", { signal }));
+  const floorOnce = () => measure((signal) => floorRun(url, "slow", 1, true, signal));
+  const latticeOnce = () => measure((signal) => agent.run("go", { signal }));
+  // One warm-up pass each so lazily created module state does not count, then alternate.
+  await floorOnce();
+  await latticeOnce();
+  const floorSamples = [];
+  const latticeSamples = [];
+  for (let round = 0; round < (quick ? 2 : 4); round++) {
+    if (round % 2 === 0) {
+      floorSamples.push(await floorOnce());
+      latticeSamples.push(await latticeOnce());
+    } else {
+      latticeSamples.push(await latticeOnce());
+      floorSamples.push(await floorOnce());
+    }
+  }
+  const floor = median(floorSamples);
+  const lattice = median(latticeSamples);
   return {
     floorBytes: floor,
     latticeBytes: lattice,
@@ -354,9 +387,17 @@ async function firstDelta(url) {
   return { rawMs, queryMs, addedMs: queryMs - rawMs };
 }
 
-export async function runAgentBenchmarks() {
+export async function runAgentBenchmarks(only) {
   const server = await startModelServer();
   try {
+    if (only === "cpu") {
+      return {
+        cpuPerTurn: {
+          streaming1Tool: await cpuPerTurn(server.url, 1, true),
+          nonStreaming1Tool: await cpuPerTurn(server.url, 1, false),
+        },
+      };
+    }
     const results = {
       cpuPerTurn: {
         nonStreaming1Tool: await cpuPerTurn(server.url, 1, false),
