@@ -229,7 +229,13 @@ describe("metadata and strict options (T29, T31–T33)", () => {
   });
 
   it("T32: the page's exact message for an unknown AgentOptions key", () => {
-    expect(() => createAgent({ model: "claude-sonnet-4-6", bogusOption: true } as never)).toThrow(
+    let message: string | undefined;
+    try {
+      createAgent({ model: "claude-sonnet-4-6", bogusOption: true } as never);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toBe(
       'AgentOptions: unknown option "bogusOption". Check for a typo, or upgrade the SDK if this option was added in a newer version.',
     );
   });

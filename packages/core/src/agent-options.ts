@@ -12,6 +12,7 @@ import {
   type BuiltinToolName,
   describeValue,
   InvalidOptionError,
+  TOOL_NAME_PATTERN,
 } from "@lattice/tools";
 import { AGENT_HOOK_KEYS, type AgentHooks } from "./agent-hooks.js";
 import type { TraceEvent } from "./trace-event.js";
@@ -169,7 +170,7 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
       }
     }
   }
-  if (o.name !== undefined && !/^[a-zA-Z0-9_-]{1,64}$/.test(o.name)) {
+  if (o.name !== undefined && (typeof o.name !== "string" || !TOOL_NAME_PATTERN.test(o.name))) {
     throw new InvalidOptionError(
       PREFIX,
       "name",

@@ -1,9 +1,43 @@
-import type {
-  JsonSchema,
-  StandardSchemaIssue,
-  StandardSchemaV1,
-  ToolInputSchema,
+import {
+  describeValue,
+  InvalidOptionError,
+  type JsonSchema,
+  type StandardSchemaIssue,
+  type StandardSchemaV1,
+  TOOL_NAME_PATTERN,
+  type ToolInputSchema,
 } from "@lattice/tools";
+
+/**
+ * Checks an agent tool factory's `name` and `metadata` options before the definition is built,
+ * so a bad value is reported under the factory's own prefix. Internal.
+ *
+ * @param prefix - The factory's prefix, for example `agentTool("researcher"):`.
+ * @throws `InvalidOptionError` naming `name` or `metadata`.
+ */
+export function validateToolOptions(
+  prefix: string,
+  options: { readonly name?: unknown; readonly metadata?: unknown },
+): void {
+  const { name, metadata } = options;
+  if (name !== undefined && (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name))) {
+    throw new InvalidOptionError(
+      prefix,
+      "name",
+      `must be 1 to 64 letters, digits, "_" or "-" (pattern ^[a-zA-Z0-9_-]{1,64}$; it names the tool), received ${describeValue(name)}.`,
+    );
+  }
+  if (
+    metadata !== undefined &&
+    (metadata === null || typeof metadata !== "object" || Array.isArray(metadata))
+  ) {
+    throw new InvalidOptionError(
+      prefix,
+      "metadata",
+      `must be a plain object (Record<string, unknown>), received ${describeValue(metadata)}.`,
+    );
+  }
+}
 
 /**
  * One field of an agent tool's input: how it is checked and the JSON Schema the model sees.

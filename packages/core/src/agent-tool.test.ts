@@ -1,5 +1,5 @@
 import { createScriptedModelServer, type ScriptedModelServer } from "@lattice/providers/testing";
-import { UnknownOptionError } from "@lattice/tools";
+import { InvalidOptionError, UnknownOptionError } from "@lattice/tools";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type AgentOptions,
@@ -121,6 +121,43 @@ describe("agentTool: the definition it makes (T23, T30–T32)", () => {
     expect(delegateError).toBeInstanceOf(UnknownOptionError);
     expect((delegateError as Error).message).toBe(
       'delegateTool("delegate"): unknown option "bogusOption". Check for a typo, or upgrade the SDK if this option was added in a newer version.',
+    );
+  });
+
+  it("T32: a bad name or metadata is an InvalidOptionError with the factory's own prefix", () => {
+    const thrown = (make: () => unknown): InvalidOptionError => {
+      try {
+        make();
+      } catch (error) {
+        expect(error).toBeInstanceOf(InvalidOptionError);
+        return error as InvalidOptionError;
+      }
+      throw new Error("expected a throw");
+    };
+    const badName = thrown(() => agentTool(researcher, { name: "ask researcher" }));
+    expect(badName.option).toBe("name");
+    expect(badName.message).toBe(
+      'agentTool("ask researcher"): option "name" must be 1 to 64 letters, digits, "_" or "-" (pattern ^[a-zA-Z0-9_-]{1,64}$; it names the tool), received "ask researcher".',
+    );
+    const badMetadata = thrown(() => agentTool(researcher, { metadata: null as never }));
+    expect(badMetadata.option).toBe("metadata");
+    expect(badMetadata.message).toBe(
+      'agentTool("researcher"): option "metadata" must be a plain object (Record<string, unknown>), received null.',
+    );
+    expect(thrown(() => agentTool(researcher, { metadata: ["x"] as never })).message).toBe(
+      'agentTool("researcher"): option "metadata" must be a plain object (Record<string, unknown>), received ["x"].',
+    );
+    const delegateName = thrown(() => delegateTool({ name: "team!", agents: [researcher] }));
+    expect(delegateName.option).toBe("name");
+    expect(delegateName.message).toBe(
+      'delegateTool("team!"): option "name" must be 1 to 64 letters, digits, "_" or "-" (pattern ^[a-zA-Z0-9_-]{1,64}$; it names the tool), received "team!".',
+    );
+    const delegateMetadata = thrown(() =>
+      delegateTool({ name: "team", agents: [researcher], metadata: "owner" as never }),
+    );
+    expect(delegateMetadata.option).toBe("metadata");
+    expect(delegateMetadata.message).toBe(
+      'delegateTool("team"): option "metadata" must be a plain object (Record<string, unknown>), received "owner".',
     );
   });
 

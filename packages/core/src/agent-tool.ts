@@ -8,7 +8,7 @@ import {
   type ToolDefinition,
   type ToolHandlerResult,
 } from "@lattice/tools";
-import { agentToolInput, choiceField, textField } from "./agent-tool-input.js";
+import { agentToolInput, choiceField, textField, validateToolOptions } from "./agent-tool-input.js";
 import { callAgent, nextLink, parentRunOf } from "./call-agent.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { assertMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
@@ -131,6 +131,7 @@ export function agentTool(
       `must be a string, received ${describeValue(o.description)}.`,
     );
   }
+  validateToolOptions(prefix, o);
   const member = createMemberRuntime(definition);
   const memberName = definition.name;
   const defaultMode: AgentToolMode = modes.includes("call") ? "call" : "handoff";

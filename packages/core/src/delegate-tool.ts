@@ -6,7 +6,7 @@ import {
   type ToolContext,
   type ToolDefinition,
 } from "@lattice/tools";
-import { agentToolInput, choiceField, textField } from "./agent-tool-input.js";
+import { agentToolInput, choiceField, textField, validateToolOptions } from "./agent-tool-input.js";
 import { callAgent } from "./call-agent.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { createMemberRuntime, type MemberRuntime } from "./member-runtime.js";
@@ -81,6 +81,7 @@ export function delegateTool(options: DelegateToolOptions): ToolDefinition<Deleg
       `must be a string, received ${describeValue(options.description)}.`,
     );
   }
+  validateToolOptions(prefix, options);
   const agents: unknown = options.agents;
   if (!Array.isArray(agents) || agents.length === 0) {
     throw new InvalidOptionError(

@@ -26,13 +26,17 @@ const TOOL_OPTION_KEYS: ReadonlySet<string> = new Set(["isConcurrencySafe", "met
  * @example
  * ```ts
  * import { tool } from "@lattice/tools";
- * import type { z } from "zod/v4";
+ * import { z } from "zod/v4";
  *
  * const search = tool(
  *   "search",
  *   "Search documents",
  *   z.object({ query: z.string().describe("What to look for") }),
- *   async ({ query }, { signal }) => ({ content: await index.search(query, { signal }) }),
+ *   async ({ query }, { signal }) => {
+ *     const url = `https://example.com/search?q=${encodeURIComponent(query)}`;
+ *     const response = await fetch(url, { signal });
+ *     return { content: await response.text() };
+ *   },
  *   { isConcurrencySafe: () => true },
  * );
  * ```
