@@ -74,7 +74,10 @@ export interface AnthropicOptions {
 export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
   const prefix = "anthropic():";
   assertKnownOptions(options, OPTION_KEYS, prefix);
-  const baseURL = trimBaseURL(options.baseURL ?? DEFAULT_BASE_URL, prefix);
+  const baseURL = trimBaseURL(options.baseURL ?? DEFAULT_BASE_URL, prefix, {
+    example: DEFAULT_BASE_URL,
+    keyOptions: "apiKey or authToken",
+  });
   const maxRetries = checkCount(options.maxRetries, 2, "maxRetries", prefix);
   const timeoutMs = checkCount(options.timeoutMs, 600_000, "timeoutMs", prefix);
   const deepseek = /(^|\.)deepseek\.com$/i.test(hostOf(baseURL));

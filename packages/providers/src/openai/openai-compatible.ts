@@ -73,7 +73,10 @@ export interface OpenAiCompatibleOptions {
 export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelProviderV1 {
   const prefix = "openaiCompatible():";
   assertKnownOptions(options, OPTION_KEYS, prefix);
-  const baseURL = trimBaseURL(options.baseURL ?? DEFAULT_BASE_URL, prefix);
+  const baseURL = trimBaseURL(options.baseURL ?? DEFAULT_BASE_URL, prefix, {
+    example: DEFAULT_BASE_URL,
+    keyOptions: "apiKey",
+  });
   const maxRetries = checkCount(options.maxRetries, 2, "maxRetries", prefix);
   const timeoutMs = checkCount(options.timeoutMs, 600_000, "timeoutMs", prefix);
   const official = /(^|\.)openai\.com$/i.test(new URL(baseURL).hostname);

@@ -5,6 +5,7 @@ import { ProviderError } from "../provider-error.js";
 import { abortError } from "./abort-error.js";
 import { AttemptController } from "./attempt-controller.js";
 import { httpStatusError } from "./http-status-error.js";
+import { redactSecret, redactUrls } from "./redact-secret.js";
 import { retryDelay } from "./retry-delay.js";
 import type { DecodedMessage, EndpointContext, ResponseCodec } from "./stream-decoder.js";
 
@@ -204,7 +205,7 @@ function transportFailure(
       cause: error,
     });
   }
-  const reason = describeCause(error);
+  const reason = describeCause(error, call);
   if (!midStream && /redirect/i.test(reason)) {
     return new ProviderError({
       code: "provider_redirect",
@@ -232,14 +233,22 @@ function transportFailure(
   });
 }
 
-function describeCause(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return `${error.message}: ${typeof code === "string" ? `${code} ` : ""}${cause.message}`;
+/**
+ * The failure's text for a message: the error's message and its cause's, with every URL reduced
+ * to a safe endpoint (no credentials, query or fragment) and the key redacted, since fetch
+ * implementations may put the request URL or a header value into their messages.
+ */
+function describeCause(error: unknown, call: CallContext): string {
+  let text: string;
+  if (!(error instanceof Error)) text = String(error);
+  else {
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error) {
+      const code = (cause as { code?: unknown }).code;
+      text = `${error.message}: ${typeof code === "string" ? `${code} ` : ""}${cause.message}`;
+    } else text = error.message;
   }
-  return error.message;
+  return redactSecret(redactUrls(text.split(call.url).join(call.endpoint)), call.secret);
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -27,3 +27,16 @@ export function safeEndpoint(url: string): string {
     return "(invalid URL)";
   }
 }
+
+/**
+ * Replaces every absolute URL in `text` with its {@link safeEndpoint} form, so that credentials,
+ * queries and fragments in URLs quoted by an error message are not printed.
+ *
+ * @param text - Any text.
+ */
+export function redactUrls(text: string): string {
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (url) => {
+    const safe = safeEndpoint(url);
+    return safe === "(invalid URL)" ? "[redacted URL]" : safe;
+  });
+}

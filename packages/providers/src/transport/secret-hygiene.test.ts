@@ -1,0 +1,154 @@
+import { InvalidOptionError } from "@lattice/tools";
+import { describe, expect, it } from "vitest";
+import { anthropic } from "../anthropic/anthropic.js";
+import type { ModelProviderV1 } from "../model-provider.js";
+import type { ModelRequest } from "../model-request.js";
+import type { ModelStreamEvent } from "../model-stream-event.js";
+import { openaiCompatible } from "../openai/openai-compatible.js";
+import { ProviderError } from "../provider-error.js";
+
+const SECRET = "sk-secret-0123456789abcdef";
+
+interface AdapterCase {
+  readonly name: string;
+  readonly prefix: string;
+  readonly keyOptions: string;
+  readonly example: string;
+  readonly path: string;
+  readonly make: (options: Record<string, unknown>) => ModelProviderV1;
+}
+
+const ADAPTERS: readonly AdapterCase[] = [
+  {
+    name: "anthropic",
+    prefix: "anthropic():",
+    keyOptions: "apiKey or authToken",
+    example: "https://api.anthropic.com",
+    path: "/v1/messages",
+    make: (options) => anthropic(options),
+  },
+  {
+    name: "openaiCompatible",
+    prefix: "openaiCompatible():",
+    keyOptions: "apiKey",
+    example: "https://api.openai.com/v1",
+    path: "/chat/completions",
+    make: (options) => openaiCompatible(options),
+  },
+];
+
+const REQUEST: ModelRequest = {
+  model: "m",
+  maxTokens: 16,
+  messages: [{ role: "user", content: "Hi" }],
+};
+
+async function drain(
+  iterable: AsyncIterable<ModelStreamEvent>,
+): Promise<{ events: ModelStreamEvent[]; error: unknown }> {
+  const events: ModelStreamEvent[] = [];
+  try {
+    for await (const event of iterable) events.push(event);
+  } catch (error) {
+    return { events, error };
+  }
+  return { events, error: undefined };
+}
+
+function thrown(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw");
+}
+
+describe.each(ADAPTERS)("$name(): baseURL", (adapter) => {
+  it("refuses a user name or password, without printing them", () => {
+    for (const baseURL of [
+      `https://user:${SECRET}@api.example.com`,
+      `https://${SECRET}@h.example`,
+    ]) {
+      const error = thrown(() => adapter.make({ apiKey: "k", baseURL }));
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect((error as InvalidOptionError).option).toBe("baseURL");
+      expect((error as Error).message).toBe(
+        `${adapter.prefix} option "baseURL" must not contain a user name or password ("user:password@"): credentials in a URL end up in logs. Pass the key with ${adapter.keyOptions}, or send it in headers.`,
+      );
+      expect((error as Error).message).not.toContain(SECRET);
+    }
+  });
+
+  it("refuses a query string or a fragment", () => {
+    for (const baseURL of [
+      `https://api.example.com/v1?key=${SECRET}`,
+      "https://api.example.com/v1?",
+      "https://api.example.com/v1#frag",
+    ]) {
+      const error = thrown(() => adapter.make({ apiKey: "k", baseURL }));
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect((error as Error).message).toBe(
+        `${adapter.prefix} option "baseURL" must not contain a query string or a fragment ("?…", "#…"): the request path is appended to baseURL. Pass the key with ${adapter.keyOptions}, and other values in headers.`,
+      );
+    }
+  });
+
+  it("refuses anything but an absolute http(s) URL", () => {
+    for (const baseURL of ["ftp://x", "api.example.com", "/v1", "", SECRET, 42]) {
+      const error = thrown(() => adapter.make({ apiKey: "k", baseURL }));
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect((error as Error).message).toBe(
+        `${adapter.prefix} option "baseURL" must be an absolute http(s) URL, for example ${adapter.example}.`,
+      );
+    }
+  });
+
+  it("normalises an accepted URL and appends the path to it", async () => {
+    const urls: string[] = [];
+    const fetchImpl = (async (url: string) => {
+      urls.push(url);
+      return new Response("{}", { status: 400 });
+    }) as unknown as typeof fetch;
+    const provider = adapter.make({
+      apiKey: "k",
+      baseURL: " HTTPS://API.Example.com/base// ",
+      fetch: fetchImpl,
+    });
+    expect(provider.baseURL).toBe("https://api.example.com/base");
+    await drain(provider.stream(REQUEST));
+    expect(urls).toEqual([`https://api.example.com/base${adapter.path}`]);
+  });
+});
+
+describe.each(ADAPTERS)("$name(): connection failures", (adapter) => {
+  it("never print the key or URL credentials a fetch error quotes", async () => {
+    let calls = 0;
+    const fetchImpl = (async (url: string) => {
+      calls++;
+      const withCredentials = url.replace("https://", `https://user:${SECRET}@`);
+      throw new TypeError(`fetch failed for ${withCredentials}?token=${SECRET}`, {
+        cause: new Error(`proxy refused header x-api-key: ${SECRET}`),
+      });
+    }) as unknown as typeof fetch;
+    const provider = adapter.make({
+      apiKey: SECRET,
+      baseURL: "https://api.example.com/v1",
+      fetch: fetchImpl,
+      maxRetries: 1,
+      timeoutMs: 60_000,
+    });
+    const { events, error } = await drain(provider.stream(REQUEST));
+    expect(calls).toBe(2);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).code).toBe("provider_connection");
+    const message = (error as Error).message;
+    expect(message).not.toContain(SECRET);
+    expect(message).not.toContain("user:");
+    expect(message).toContain(`fetch failed for https://api.example.com/v1${adapter.path}`);
+    expect(message).toContain("proxy refused header x-api-key: [redacted]");
+    const retry = events.find((event) => event.type === "retry");
+    expect(retry).toBeDefined();
+    expect(JSON.stringify(retry)).not.toContain(SECRET);
+  });
+});
