@@ -1,3 +1,4 @@
+import { UnknownOptionError } from "@lattice/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { createScriptedModelServer, type ScriptedModelServer } from "./scripted-model-server.js";
 
@@ -221,6 +222,14 @@ describe("createScriptedModelServer(): OpenAI request validation", () => {
 });
 
 describe("createScriptedModelServer()", () => {
+  it("checks its options strictly", async () => {
+    const attempt = createScriptedModelServer({ turnz: [] } as never);
+    await expect(attempt).rejects.toThrow(UnknownOptionError);
+    await expect(attempt).rejects.toThrow(
+      'createScriptedModelServer(): unknown option "turnz". Check for a typo, or upgrade the SDK if this option was added in a newer version.',
+    );
+  });
+
   it("serves turns in order across both protocols and logs requests with keys redacted", async () => {
     server = await createScriptedModelServer({
       turns: [

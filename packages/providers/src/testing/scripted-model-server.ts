@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { assertKnownOptions } from "@lattice/tools";
 import {
   anthropicErrorBody,
   renderAnthropicEvents,
@@ -21,7 +22,15 @@ import type {
 import { validateAnthropicRequest } from "./validate-anthropic-request.js";
 import { validateOpenAiRequest } from "./validate-openai-request.js";
 
-/** Options of {@link createScriptedModelServer}. */
+const OPTION_KEYS: ReadonlySet<string> = new Set([
+  "turns",
+  "respond",
+  "apiKey",
+  "recordRequests",
+  "validate",
+]);
+
+/** Options of {@link createScriptedModelServer}. Checked strictly: an unknown key throws. */
 export interface ScriptedModelServerOptions {
   /** Turns served in order, one per model request, whatever the protocol. */
   readonly turns?: readonly ScriptedTurn[];
@@ -83,10 +92,12 @@ const DEFAULT_FAULT_REPLY: ScriptedReply = {
  * ```
  *
  * @param options - {@link ScriptedModelServerOptions}.
+ * @throws `UnknownOptionError` (as a rejection) for an unknown option.
  */
 export async function createScriptedModelServer(
   options: ScriptedModelServerOptions = {},
 ): Promise<ScriptedModelServer> {
+  assertKnownOptions(options, OPTION_KEYS, "createScriptedModelServer():");
   const queue: ScriptedTurn[] = [...(options.turns ?? [])];
   const requests: RecordedRequest[] = [];
   const record = options.recordRequests !== false;
