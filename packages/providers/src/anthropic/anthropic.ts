@@ -5,7 +5,7 @@ import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { resolveApiKey } from "../resolve-api-key.js";
 import { type CallContext, callModel } from "../transport/call-model.js";
-import { checkCount, trimBaseURL } from "../transport/provider-options.js";
+import { checkRetries, checkTimeout, trimBaseURL } from "../transport/provider-options.js";
 import { safeEndpoint } from "../transport/redact-secret.js";
 import type { ResponseCodec } from "../transport/stream-decoder.js";
 import { AnthropicStreamDecoder } from "./anthropic-stream-decoder.js";
@@ -40,9 +40,15 @@ export interface AnthropicOptions {
   readonly baseURL?: string;
   /** Extra headers sent with every request (for example `anthropic-beta`). */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Retries after the first attempt on 408, 409, 429, 5xx, 529 and connection failures. Default 2. */
+  /**
+   * Retries after the first attempt on 408, 409, 429, 5xx, 529 and connection failures. An integer ≥ 0 (0: no
+   * retries). Default 2.
+   */
   readonly maxRetries?: number;
-  /** The longest wait for response headers, or between two stream chunks, in ms. Default 600000. */
+  /**
+   * The longest wait for response headers, or between two stream chunks, in ms: a positive
+   * number, `Infinity` for no timeout. Default 600000.
+   */
   readonly timeoutMs?: number;
   /** A custom `fetch` (a proxy agent, a test double). Default: the platform's `fetch`. */
   readonly fetch?: typeof globalThis.fetch;
@@ -78,8 +84,8 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
     example: DEFAULT_BASE_URL,
     keyOptions: "apiKey or authToken",
   });
-  const maxRetries = checkCount(options.maxRetries, 2, "maxRetries", prefix);
-  const timeoutMs = checkCount(options.timeoutMs, 600_000, "timeoutMs", prefix);
+  const maxRetries = checkRetries(options.maxRetries, 2, "maxRetries", prefix);
+  const timeoutMs = checkTimeout(options.timeoutMs, 600_000, "timeoutMs", prefix);
   const deepseek = /(^|\.)deepseek\.com$/i.test(hostOf(baseURL));
   const resolved =
     options.authToken !== undefined && options.apiKey === undefined

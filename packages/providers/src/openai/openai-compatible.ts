@@ -5,7 +5,7 @@ import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { resolveApiKey } from "../resolve-api-key.js";
 import { type CallContext, callModel } from "../transport/call-model.js";
-import { checkCount, trimBaseURL } from "../transport/provider-options.js";
+import { checkRetries, checkTimeout, trimBaseURL } from "../transport/provider-options.js";
 import { safeEndpoint } from "../transport/redact-secret.js";
 import type { ResponseCodec } from "../transport/stream-decoder.js";
 import { decodeOpenAiCompletion } from "./decode-openai-completion.js";
@@ -38,9 +38,15 @@ export interface OpenAiCompatibleOptions {
   readonly baseURL?: string;
   /** Extra headers sent with every request. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Retries after the first attempt on 408, 409, 429, 5xx and connection failures. Default 2. */
+  /**
+   * Retries after the first attempt on 408, 409, 429, 5xx and connection failures. An integer ≥ 0 (0: no
+   * retries). Default 2.
+   */
   readonly maxRetries?: number;
-  /** The longest wait for response headers, or between two stream chunks, in ms. Default 600000. */
+  /**
+   * The longest wait for response headers, or between two stream chunks, in ms: a positive
+   * number, `Infinity` for no timeout. Default 600000.
+   */
   readonly timeoutMs?: number;
   /** A custom `fetch` (a proxy agent, a test double). Default: the platform's `fetch`. */
   readonly fetch?: typeof globalThis.fetch;
@@ -77,8 +83,8 @@ export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelPr
     example: DEFAULT_BASE_URL,
     keyOptions: "apiKey",
   });
-  const maxRetries = checkCount(options.maxRetries, 2, "maxRetries", prefix);
-  const timeoutMs = checkCount(options.timeoutMs, 600_000, "timeoutMs", prefix);
+  const maxRetries = checkRetries(options.maxRetries, 2, "maxRetries", prefix);
+  const timeoutMs = checkTimeout(options.timeoutMs, 600_000, "timeoutMs", prefix);
   const official = /(^|\.)openai\.com$/i.test(new URL(baseURL).hostname);
   const maxTokensParameter =
     options.maxTokensParameter ?? (official ? "max_completion_tokens" : "max_tokens");

@@ -1,3 +1,6 @@
+/** The longest delay setTimeout honours (about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /**
  * The abort controller of one HTTP attempt: aborted when the caller's signal aborts, or when
  * no data arrived for `timeoutMs` (waiting for headers, or between stream chunks).
@@ -18,7 +21,7 @@ export class AttemptController {
 
   /**
    * @param parent - The caller's signal, if any.
-   * @param timeoutMs - The longest wait for data; `Infinity` or 0 disables the timer.
+   * @param timeoutMs - The longest wait for data; `Infinity` disables the timer.
    */
   constructor(parent: AbortSignal | undefined, timeoutMs: number) {
     this.signal = this.#controller.signal;
@@ -54,7 +57,8 @@ export class AttemptController {
   }
 
   #schedule(ms: number): void {
-    this.#timer = setTimeout(() => this.#check(), ms);
+    // setTimeout fires after 1 ms for delays above 2^31 - 1: wait in steps no longer than that.
+    this.#timer = setTimeout(() => this.#check(), Math.min(ms, MAX_TIMER_MS));
     (this.#timer as { unref?: () => void }).unref?.();
   }
 

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from "@lattice/tools";
+import { describeValue, InvalidOptionError } from "@lattice/tools";
 
 /** What {@link trimBaseURL} says in its messages about one adapter. */
 export interface BaseURLHint {
@@ -61,19 +61,46 @@ function authorityHasAt(url: string): boolean {
 }
 
 /**
- * Checks a non-negative count option and applies its default.
+ * Checks a retry count option and applies its default.
  *
- * @throws `InvalidOptionError` when it is not a non-negative number.
+ * @throws `InvalidOptionError` when it is not an integer ≥ 0.
  */
-export function checkCount(
+export function checkRetries(
   value: number | undefined,
   fallback: number,
   name: string,
   prefix: string,
 ): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || Number.isNaN(value) || value < 0) {
-    throw new InvalidOptionError(prefix, name, "must be a non-negative number.");
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+    throw new InvalidOptionError(
+      prefix,
+      name,
+      `must be an integer ≥ 0 (0 for no retries), received ${describeValue(value)}. Omit it for the default (${fallback}).`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Checks a timeout option in milliseconds and applies its default.
+ *
+ * @throws `InvalidOptionError` when it is not a positive number (`Infinity`, no timeout, is
+ *   allowed).
+ */
+export function checkTimeout(
+  value: number | undefined,
+  fallback: number,
+  name: string,
+  prefix: string,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || Number.isNaN(value) || value <= 0) {
+    throw new InvalidOptionError(
+      prefix,
+      name,
+      `must be a positive number of milliseconds (Infinity for no timeout), received ${describeValue(value)}. Omit it for the default (${fallback}).`,
+    );
   }
   return value;
 }

@@ -152,3 +152,61 @@ describe.each(ADAPTERS)("$name(): connection failures", (adapter) => {
     expect(JSON.stringify(retry)).not.toContain(SECRET);
   });
 });
+
+describe.each(ADAPTERS)("$name(): maxRetries and timeoutMs", (adapter) => {
+  it("refuse a maxRetries that is not an integer ≥ 0", () => {
+    for (const [value, shown] of [
+      [1.5, "1.5"],
+      [-1, "-1"],
+      [Number.NaN, "NaN"],
+      [Number.POSITIVE_INFINITY, "Infinity"],
+      ["2", '"2"'],
+    ] as const) {
+      const error = thrown(() => adapter.make({ apiKey: "k", maxRetries: value }));
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect((error as Error).message).toBe(
+        `${adapter.prefix} option "maxRetries" must be an integer ≥ 0 (0 for no retries), received ${shown}. Omit it for the default (2).`,
+      );
+    }
+    expect(() => adapter.make({ apiKey: "k", maxRetries: 0 })).not.toThrow();
+    expect(() => adapter.make({ apiKey: "k", maxRetries: 5 })).not.toThrow();
+  });
+
+  it("refuse a timeoutMs that is not a positive number", () => {
+    for (const [value, shown] of [
+      [0, "0"],
+      [-5, "-5"],
+      [Number.NaN, "NaN"],
+      ["100", '"100"'],
+    ] as const) {
+      const error = thrown(() => adapter.make({ apiKey: "k", timeoutMs: value }));
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect((error as Error).message).toBe(
+        `${adapter.prefix} option "timeoutMs" must be a positive number of milliseconds (Infinity for no timeout), received ${shown}. Omit it for the default (600000).`,
+      );
+    }
+    expect(() => adapter.make({ apiKey: "k", timeoutMs: 0.5 })).not.toThrow();
+    expect(() => adapter.make({ apiKey: "k", timeoutMs: Number.POSITIVE_INFINITY })).not.toThrow();
+  });
+
+  it("handle a timeoutMs beyond setTimeout's range without a timer overflow", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on("warning", onWarning);
+    try {
+      const fetchImpl = (async () => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return new Response("{}", { status: 400 });
+      }) as unknown as typeof fetch;
+      const provider = adapter.make({ apiKey: "k", timeoutMs: 2 ** 40, fetch: fetchImpl });
+      const { error } = await drain(provider.stream(REQUEST));
+      expect((error as ProviderError).code).toBe("provider_invalid_request");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("TimeoutOverflowWarning");
+  });
+});
