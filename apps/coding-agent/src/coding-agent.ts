@@ -121,7 +121,7 @@ export async function runCodingAgent(
   );
   if (result !== undefined) {
     print(
-      `Result (${result.subtype}, ${result.numTurns} turns, ${Math.round(result.durationMs)} ms): ${result.result}`,
+      `Result (${result.subtype}, ${result.numTurns} ${result.numTurns === 1 ? "turn" : "turns"}, ${Math.round(result.durationMs)} ms): ${result.result}`,
     );
   }
   return { result, calls, files };

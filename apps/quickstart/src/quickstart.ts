@@ -115,7 +115,7 @@ export async function runQuickstart(
       } else if (message.type === "result") {
         result = message;
         print(
-          `\nresult (${message.subtype}, ${message.numTurns} turns, ${Math.round(message.durationMs)} ms):`,
+          `\nresult (${message.subtype}, ${message.numTurns} ${message.numTurns === 1 ? "turn" : "turns"}, ${Math.round(message.durationMs)} ms):`,
         );
         print(`  ${message.result}`);
         print(`  structuredResult: ${JSON.stringify(message.structuredResult)}`);

@@ -33,7 +33,7 @@ it("runs the team offline: the lead delegates to the researcher, hands off to th
     "lead: ■ finishes run_1 (success, 3 turns)",
     "lead: ▶ starts run_3 on a reply from writer",
     'lead: says "Final brief: Mont-Saint-Michel',
-    "lead: ■ finishes run_3 (success, 1 turns)",
+    "lead: ■ finishes run_3 (success, 1 turn)",
   ]);
   expectInOrder(by("researcher"), [
     'researcher: → calls lookup({"topic":"tides"})',
@@ -46,7 +46,7 @@ it("runs the team offline: the lead delegates to the researcher, hands off to th
   expectInOrder(by("writer"), [
     "writer: ▶ starts run_2 on a task handed off by lead",
     "writer: says \"Mont-Saint-Michel's tides",
-    "writer: ■ finishes run_2 (success, 1 turns)",
+    "writer: ■ finishes run_2 (success, 1 turn)",
     "writer: ✉ replies to lead (mail_",
   ]);
   // Across members: the research happens inside the lead's delegate call; the writer starts

@@ -59,11 +59,16 @@ export async function runTeamDemo(
     await server?.close();
   }
   const usage = narrator.usage();
+  const final = narrator.final();
+  if (final !== undefined) {
+    print("");
+    print(`The lead's final answer:\n${final.result}`);
+  }
   print("");
   print(
     `Team idle after ${narrator.runs.length} runs (${narrator.runs.join(", ")}); usage ${usage.inputTokens} in / ${usage.outputTokens} out.`,
   );
-  return { final: narrator.final(), runs: narrator.runs };
+  return { final, runs: narrator.runs };
 }
 
 /** Turns team events into one line per thing a member did. */
@@ -109,7 +114,7 @@ function createNarrator(print: Print) {
         line(
           event.member,
           0,
-          `■ finishes ${event.runId} (${event.result.subtype}, ${event.result.numTurns} turns): ${quote(event.result.result)}`,
+          `■ finishes ${event.runId} (${event.result.subtype}, ${event.result.numTurns} ${event.result.numTurns === 1 ? "turn" : "turns"}): ${quote(event.result.result)}`,
         );
         break;
       case "run_failed":
