@@ -364,6 +364,113 @@ describe("createTeam: abort and idle", () => {
     expect(team.aborted).toBe(false);
   });
 
+  it("abort() while a durable mailbox's post is in flight: no unhandled rejection; run() rejects", async () => {
+    server = await createScriptedModelServer();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const inner = createInMemoryMailbox();
+      let posting: (() => void) | undefined;
+      const slow: Mailbox = {
+        post: (mail) =>
+          new Promise<void>((resolve) => {
+            posting = () => {
+              inner.post(mail);
+              resolve();
+            };
+          }),
+        take: (member) => inner.take(member),
+        size: (member) => inner.size(member),
+      };
+      const team = createTeam(teamOptions({ members: [writer], mailbox: slow }));
+      const pending = team.run("writer", "go");
+      while (posting === undefined) await new Promise((r) => setTimeout(r, 1));
+      team.abort("shutting down");
+      // Give an unhandled rejection of the run's promise time to be reported.
+      await new Promise((r) => setTimeout(r, 20));
+      posting();
+      const error = await pending.then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+      expect((error as Error).name).toBe("AbortError");
+      expect((error as Error).message).toBe(
+        "The team was aborted: shutting down. Every run it had started has settled; tasks still waiting never started.",
+      );
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  it("a failed post rejects run() with the mailbox's error and leaves no waiter behind", async () => {
+    server = await createScriptedModelServer();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const inner = createInMemoryMailbox();
+      const broken: Mailbox = {
+        post: async () => {
+          throw new Error("disk full");
+        },
+        take: (member) => inner.take(member),
+        size: (member) => inner.size(member),
+      };
+      const team = createTeam(teamOptions({ members: [writer], mailbox: broken }));
+      await expect(team.run("writer", "go")).rejects.toThrow("disk full");
+      // A leaked waiter would be rejected here, with nobody listening.
+      team.abort();
+      await team.idle();
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  it("run() rejects with the team's own message, once the runs the team had started have settled", async () => {
+    server = await createScriptedModelServer({ turns: [{ fault: "hang" }] });
+    const lead = defineAgent({ name: "lead" });
+    const events: TeamEvent[] = [];
+    const team = createTeam(
+      teamOptions({ members: [lead], onEvent: (event) => events.push(event) }),
+    );
+    const running = team.run("lead", "one");
+    const queued = team.run("lead", "two");
+    while ((server?.requests.length ?? 0) < 1) await new Promise((r) => setTimeout(r, 5));
+    team.abort();
+    const settled = (promise: Promise<unknown>) =>
+      promise.then(
+        () => undefined,
+        (caught: unknown) => ({ error: caught as Error, failedRuns: failedRuns() }),
+      );
+    const failedRuns = () => events.filter((event) => event.type === "run_failed").length;
+    const [first, second] = await Promise.all([settled(running), settled(queued)]);
+    const message =
+      "The team was aborted. Every run it had started has settled; tasks still waiting never started.";
+    expect(first?.error.name).toBe("AbortError");
+    expect(first?.error.message).toBe(message);
+    expect(second?.error.name).toBe("AbortError");
+    expect(second?.error.message).toBe(message);
+    // The queued task's caller hears of the abort only after the running run has failed.
+    expect(second?.failedRuns).toBe(1);
+    let late: unknown;
+    try {
+      await team.run("lead", "three");
+    } catch (error) {
+      late = error;
+    }
+    expect((late as Error).name).toBe("AbortError");
+    expect((late as Error).message).toBe("The team was aborted. It starts no more runs.");
+  });
+
   it("idle() resolves at once for a team with nothing to do", async () => {
     server = await createScriptedModelServer();
     const team = createTeam(teamOptions({ members: [writer] }));

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ModelProviderV1 } from "@lattice/providers";
-import { createAbortError } from "@lattice/scheduler";
+import { AbortError, createAbortError } from "@lattice/scheduler";
 import { assertKnownOptions, describeValue, InvalidOptionError } from "@lattice/tools";
 import { resolveProvider } from "./agent-options.js";
 import { validateMaxDepth } from "./agent-tool.js";
@@ -144,7 +144,10 @@ export interface Team {
    * works on it. Runs it starts through handoffs go on after that; await {@link Team.idle}.
    *
    * @throws {@link HandoffError} (`unknown_member`) for a name that is not a member.
-   * @throws an error named `"AbortError"` when `options.signal` or the team aborts.
+   * @throws an error named `"AbortError"` when `options.signal` aborts the run, or when the
+   *   team is aborted: then `"The team was aborted..."`, once every run the team had started
+   *   has settled.
+   * @throws the mailbox's error when posting the task fails.
    */
   run(member: string, task: string, options?: TeamRunOptions): Promise<SDKResultMessage>;
   /**
@@ -156,8 +159,10 @@ export interface Team {
   idle(): Promise<void>;
   /**
    * Aborts every running run (and the agents they call) and starts no more. Messages taken
-   * from the mailbox but not yet run go back to it; pending `run()` promises reject with an
-   * `AbortError`.
+   * from the mailbox but not yet run go back to it. Pending `run()` promises reject with an
+   * `AbortError` ("The team was aborted: <reason>. ...") once every run the team had started
+   * has settled, so their tool handlers have settled too; tasks still waiting never started.
+   * Later `run()` calls reject at once.
    */
   abort(reason?: unknown): void;
 }
@@ -236,6 +241,10 @@ export function createTeam(options: TeamOptions): Team {
   const waiters = new Map<string, RunWaiter>();
   const idleWaiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
   let failure: { error: unknown } | undefined;
+  /** `run()` waiters of an aborted team: rejected once no member runs any more. */
+  const abortedWaiters: RunWaiter[] = [];
+  /** The reason given to {@link Team.abort}, if any. */
+  let abortReason: unknown;
   let runCount = 0;
   let inherited: InheritedModel | undefined;
   const inheritedModel = (): InheritedModel => {
@@ -272,6 +281,38 @@ export function createTeam(options: TeamOptions): Team {
     size: (member?: string) => inner.size(member),
   });
 
+  /**
+   * The error `run()` rejects with once the team is aborted. `settled` says whether every run
+   * the team had started has settled (so far as `run()` promises go, they reject only then).
+   */
+  const teamAbortError = (settled: boolean): AbortError =>
+    new AbortError(
+      `The team was aborted${abortDetail(abortReason)}. ${
+        settled
+          ? "Every run it had started has settled; tasks still waiting never started."
+          : "It starts no more runs."
+      }`,
+      { cause: controller.signal.reason },
+    );
+
+  /** Rejects the waiters of an aborted team once no member is running. */
+  const settleAborted = (): void => {
+    if (!controller.signal.aborted || states.some((state) => state.active)) return;
+    if (abortedWaiters.length === 0) return;
+    const error = teamAbortError(true);
+    for (const waiter of abortedWaiters.splice(0)) waiter.reject(error);
+  };
+
+  /** Rejects a waiter, or, for an abort of the team, keeps it for {@link settleAborted}. */
+  const rejectWaiter = (waiter: RunWaiter | undefined, error: unknown): void => {
+    if (waiter === undefined) return;
+    if (controller.signal.aborted && (error as { name?: unknown })?.name === "AbortError") {
+      abortedWaiters.push(waiter);
+      return;
+    }
+    waiter.reject(error);
+  };
+
   const schedule = (state: MemberState): void => {
     state.dirty = true;
     void pump(state);
@@ -299,6 +340,7 @@ export function createTeam(options: TeamOptions): Team {
     } finally {
       state.active = false;
     }
+    settleAborted();
     void checkIdle();
   };
 
@@ -313,7 +355,7 @@ export function createTeam(options: TeamOptions): Team {
     if (signal.aborted) {
       const error = createAbortError(signal.reason);
       emit({ type: "run_failed", time: performance.now(), runId, member: state.name, mail, error });
-      waiter?.reject(error);
+      rejectWaiter(waiter, error);
       return;
     }
     const depth = mail.chain.length - 1;
@@ -340,7 +382,7 @@ export function createTeam(options: TeamOptions): Team {
       });
     } catch (error) {
       emit({ type: "run_failed", time: performance.now(), runId, member: state.name, mail, error });
-      waiter?.reject(error);
+      rejectWaiter(waiter, error);
       if (!signal.aborted && waiter === undefined) {
         const message = error instanceof Error ? error.message : String(error);
         await reply(mail, `Agent "${state.name}" failed: ${message}`, true);
@@ -454,7 +496,7 @@ export function createTeam(options: TeamOptions): Team {
           `must be a non-empty string, received ${describeValue(task)}.`,
         );
       }
-      if (controller.signal.aborted) throw createAbortError(controller.signal.reason);
+      if (controller.signal.aborted) throw teamAbortError(false);
       const mail: MailboxMessage = {
         id: `mail_${randomUUID()}`,
         kind: "task",
@@ -464,10 +506,22 @@ export function createTeam(options: TeamOptions): Team {
         createdAt: new Date().toISOString(),
         chain: [member],
       };
+      let waiter: RunWaiter | undefined;
       const done = new Promise<SDKResultMessage>((resolve, reject) => {
-        waiters.set(mail.id, { resolve, reject, signal });
+        waiter = { resolve, reject, signal };
       });
-      await mailbox.post(mail);
+      // The team may reject `done` (abort) while the post below is still in flight: mark it
+      // handled now; the caller still gets the rejection through the promise returned below.
+      done.catch(() => {});
+      waiters.set(mail.id, waiter as RunWaiter);
+      try {
+        await mailbox.post(mail);
+      } catch (error) {
+        waiters.delete(mail.id);
+        const index = abortedWaiters.indexOf(waiter as RunWaiter);
+        if (index !== -1) abortedWaiters.splice(index, 1);
+        throw error;
+      }
       return done;
     },
     idle() {
@@ -479,19 +533,31 @@ export function createTeam(options: TeamOptions): Team {
     },
     abort(reason) {
       if (controller.signal.aborted) return;
-      controller.abort(reason ?? createAbortError("the team was aborted"));
-      const error = createAbortError(controller.signal.reason);
-      for (const waiter of waiters.values()) waiter.reject(error);
+      abortReason = reason;
+      controller.abort(reason ?? new AbortError("The team was aborted."));
+      // Tasks not started yet never will be; their callers hear so once the running runs
+      // have settled (settleAborted, here or when the last pump stops).
+      abortedWaiters.push(...waiters.values());
       waiters.clear();
       for (const state of states) {
         for (const mail of state.pending.splice(0)) {
           Promise.resolve(inner.post(mail)).catch(fail);
         }
       }
+      settleAborted();
       void checkIdle();
     },
   };
   return Object.freeze(team);
+}
+
+/** The reason given to `team.abort()`, as `": reason"` for the message; empty without one. */
+function abortDetail(reason: unknown): string {
+  if (typeof reason === "string" && reason !== "") return `: ${reason}`;
+  if (reason instanceof Error && !(reason instanceof DOMException) && reason.message !== "") {
+    return `: ${reason.message}`;
+  }
+  return "";
 }
 
 /**
