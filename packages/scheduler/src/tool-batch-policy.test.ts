@@ -85,6 +85,34 @@ describe("validateToolBatchPolicy", () => {
     );
   });
 
+  it("T23, T31: a class instance with fields passes; only plain objects get the strict-key check", () => {
+    class OneWritePolicy {
+      readonly db: { name: string };
+      readonly limit = 1;
+      constructor(db: { name: string }) {
+        this.db = db;
+      }
+      validate() {
+        return { allowed: true as const };
+      }
+    }
+    const instance = new OneWritePolicy({ name: "main" });
+    expect(validateToolBatchPolicy(instance)).toBe(instance);
+    // A plain object, literal or null-prototype, still has its keys checked.
+    const bare = Object.assign(Object.create(null) as object, { validate: () => ({}), db: 1 });
+    expect(() => validateToolBatchPolicy(bare)).toThrow(
+      new UnknownOptionError("AgentOptions: toolBatchPolicy:", "db"),
+    );
+    expect(() => validateToolBatchPolicy({ validate: () => ({}), db: 1 })).toThrow(
+      new UnknownOptionError("AgentOptions: toolBatchPolicy:", "db"),
+    );
+    // A class instance still needs its validate method.
+    class NoValidate {
+      readonly db = 1;
+    }
+    expect(() => validateToolBatchPolicy(new NoValidate())).toThrow(InvalidOptionError);
+  });
+
   it("T23: refuses a policy that is not an object or has no validate function", () => {
     expect(() => validateToolBatchPolicy(() => true)).toThrow(InvalidOptionError);
     expect(() => validateToolBatchPolicy(() => true)).toThrow(

@@ -70,15 +70,18 @@ export interface ToolBatchPolicy {
 const POLICY_KEYS: ReadonlySet<string> = new Set(["validate"]);
 
 /**
- * Validates the `toolBatchPolicy` option when an agent is created: an object whose only own
- * key is a `validate` function (a class instance with a `validate` method also passes).
+ * Validates the `toolBatchPolicy` option when an agent is created. A plain object (an object
+ * literal, or one made with `Object.create(null)`) must have `validate` as its only own key,
+ * so that a typo is caught (T31). A class instance (`new OneWritePolicy(db)`) only needs a
+ * `validate` method: its own fields are its state, not options, and are not checked.
  *
  * @param policy - The option as given; `undefined` means no policy.
  * @param prefix - Who owns the option, printed first in messages. Default `"AgentOptions:"`.
  * @returns The policy, typed, or `undefined`.
  * @throws `InvalidOptionError` (from `@lattice/tools`) when the policy is not an object or `validate` is not a
  *   function.
- * @throws `UnknownOptionError` (from `@lattice/tools`) for an own key other than `validate` (T31), as
+ * @throws `UnknownOptionError` (from `@lattice/tools`) for an own key other than `validate` of a
+ *   plain object (T31), as
  *   `AgentOptions: toolBatchPolicy: unknown option "<key>". Check for a typo, ...`.
  */
 export function validateToolBatchPolicy(
@@ -93,7 +96,9 @@ export function validateToolBatchPolicy(
       `must be an object { validate({ toolCalls }) }, received ${describeValue(policy)}. Omit it to run batches without a policy.`,
     );
   }
-  assertKnownOptions(policy, POLICY_KEYS, `${prefix} toolBatchPolicy:`);
+  if (isPlainObject(policy)) {
+    assertKnownOptions(policy, POLICY_KEYS, `${prefix} toolBatchPolicy:`);
+  }
   const { validate } = policy as { validate?: unknown };
   if (typeof validate !== "function") {
     throw new InvalidOptionError(
@@ -103,6 +108,12 @@ export function validateToolBatchPolicy(
     );
   }
   return policy as ToolBatchPolicy;
+}
+
+/** An object literal or a null-prototype object, as opposed to a class instance. */
+function isPlainObject(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 /**
