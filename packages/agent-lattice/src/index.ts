@@ -99,6 +99,7 @@ export {
 export {
   AbortError,
   type BeforeToolCall,
+  type BeforeToolCallContext,
   type BeforeToolCallResult,
   createAbortError,
   DEFAULT_TOOL_CONCURRENCY,
@@ -107,6 +108,7 @@ export {
   planToolBatch,
   type ResolvedToolConcurrency,
   type RunToolBatchOptions,
+  raceAbort,
   resolveToolConcurrency,
   runToolBatch,
   TOOL_CONCURRENCY_MODES,

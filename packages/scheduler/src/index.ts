@@ -8,6 +8,7 @@ export {
   type ToolBatchPlanCall,
   type ToolBatchRun,
 } from "./plan-tool-batch.js";
+export { raceAbort } from "./race-abort.js";
 export {
   DEFAULT_TOOL_CONCURRENCY,
   type ResolvedToolConcurrency,
@@ -18,6 +19,7 @@ export {
 } from "./resolve-tool-concurrency.js";
 export {
   type BeforeToolCall,
+  type BeforeToolCallContext,
   type BeforeToolCallResult,
   type RunToolBatchOptions,
   runToolBatch,

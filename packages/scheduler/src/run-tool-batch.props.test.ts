@@ -138,7 +138,10 @@ interface Simulation {
   readonly log: readonly LogEntry[];
   readonly result: ToolBatchResult;
   readonly events: readonly ToolBatchEvent[];
+  /** The policy returned (for async policies: once their wait was released). */
   readonly policyCalled: boolean;
+  /** The abort came before the policy returned: an async policy was still pending. */
+  readonly abortedBeforeDecision: boolean;
   readonly wrongSignal: boolean;
   /** Quiescent points where the pool held fewer handlers than it could (no abort yet). */
   readonly idleSlots: readonly string[];
@@ -203,10 +206,12 @@ async function simulate(scenario: Scenario): Promise<Simulation> {
   let inFlight = 0;
   let wrongSignal = false;
   let policyCalled = false;
+  let abortedBeforeDecision = false;
   const ended = new Set<number>();
   const abort = () => {
     if (controller.signal.aborted) return;
     log.push({ type: "abort" });
+    if (!policyCalled) abortedBeforeDecision = true;
     controller.abort();
   };
 
@@ -356,7 +361,16 @@ async function simulate(scenario: Scenario): Promise<Simulation> {
   }
   const result = await pending;
   // Let late waiters (a pending abort step, nothing else) drain.
-  return { scenario, log, result, events, policyCalled, wrongSignal, idleSlots };
+  return {
+    scenario,
+    log,
+    result,
+    events,
+    policyCalled,
+    abortedBeforeDecision,
+    wrongSignal,
+    idleSlots,
+  };
 }
 
 function starts(simulation: Simulation) {
@@ -513,13 +527,22 @@ describe(`runToolBatch properties (${RUNS} runs each)`, () => {
   check(
     "T25, T26, T27: a refused or failing policy runs nothing and answers every call",
     (simulation) => {
-      const { scenario, result, log, policyCalled } = simulation;
+      const { scenario, result, log, policyCalled, abortedBeforeDecision } = simulation;
       if (policyAllows(scenario.policy)) return;
       if (scenario.abort.kind === "before") {
         expect(policyCalled).toBe(false);
         return;
       }
       expect(log.some((entry) => entry.type === "start")).toBe(false);
+      expect(result.plan.runs).toEqual([]);
+      if (abortedBeforeDecision) {
+        // T22: the batch does not wait for a policy still pending at the abort.
+        expect(result.aborted).toBe(true);
+        expect(result.decision).toBeUndefined();
+        expect(result.policyError).toBeUndefined();
+        for (const outcome of result.results) expect(outcome.status).toBe("cancelled");
+        return;
+      }
       const status = scenario.policy.startsWith("refuse") ? "refused" : "policy_error";
       for (const outcome of result.results) {
         expect(outcome.status).toBe(status);

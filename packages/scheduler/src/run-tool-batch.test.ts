@@ -32,6 +32,15 @@ function sleeper(name: string, safe: boolean | undefined, log: Array<[string, st
   );
 }
 
+/** Resolves like `promise`, or fails the test when it is still pending after `ms`. */
+function settlesWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`still pending after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 const text = (outcome: { result: { content: readonly { type: string; text?: string }[] } }) =>
   outcome.result.content.map((block) => block.text ?? "").join("\n");
 
@@ -449,6 +458,129 @@ describe("runToolBatch", () => {
     });
     expect(log).toEqual([]);
     expect(again).toMatchObject({ aborted: true, results: [{ status: "cancelled" }] });
+  });
+
+  it("T22: an abort while the batch policy is pending settles the batch at once; validate gets the signal", async () => {
+    const controller = new AbortController();
+    const log: Array<[string, string]> = [];
+    const seen: Array<AbortSignal | undefined> = [];
+    setTimeout(() => controller.abort("user pressed stop"), 20);
+    const batch = await settlesWithin(
+      runToolBatch({
+        calls: ["a", "b"].map((id) => ({ id, name: "read", input: { ms: 0 } })),
+        tools: toolMap(sleeper("read", true, log)),
+        signal: controller.signal,
+        policy: {
+          validate: ({ signal }) => {
+            seen.push(signal);
+            return new Promise<never>(() => {});
+          },
+        },
+      }),
+      1000,
+    );
+    expect(seen).toEqual([controller.signal]);
+    expect(batch.aborted).toBe(true);
+    expect(batch.decision).toBeUndefined();
+    expect(batch.policyError).toBeUndefined();
+    expect(batch.results.map((outcome) => outcome.status)).toEqual(["cancelled", "cancelled"]);
+    expect(batch.results.every((outcome) => outcome.startedAt === undefined)).toBe(true);
+    expect(log).toEqual([]);
+  });
+
+  it("T22: an abort while beforeCall is pending settles the batch at once; beforeCall gets the signal", async () => {
+    const controller = new AbortController();
+    const log: Array<[string, string]> = [];
+    const asked: string[] = [];
+    const seen: Array<AbortSignal | undefined> = [];
+    setTimeout(() => controller.abort(), 20);
+    const batch = await settlesWithin(
+      runToolBatch({
+        calls: [
+          { id: "a", name: "read", input: { ms: 0 } },
+          { id: "u", name: "missing", input: {} },
+          { id: "b", name: "read", input: { ms: 0 } },
+          { id: "c", name: "read", input: { ms: 0 } },
+        ],
+        tools: toolMap(sleeper("read", true, log)),
+        signal: controller.signal,
+        beforeCall: (call, context) => {
+          asked.push(call.id);
+          // Optional chaining: the check must hang, not throw, on a scheduler that passes none.
+          seen.push(context?.signal);
+          return call.id === "a" ? undefined : new Promise<never>(() => {});
+        },
+      }),
+      1000,
+    );
+    expect(asked).toEqual(["a", "b"]);
+    expect(seen).toEqual([controller.signal, controller.signal]);
+    expect(batch.aborted).toBe(true);
+    expect(batch.results.map((outcome) => outcome.status)).toEqual([
+      "cancelled",
+      "unknown_tool",
+      "cancelled",
+      "cancelled",
+    ]);
+    expect(batch.results.every((outcome) => outcome.startedAt === undefined)).toBe(true);
+    expect(log).toEqual([]);
+  });
+
+  it("T22: a policy or beforeCall that stops on the abort cancels the calls instead of failing them", async () => {
+    const stopOnAbort = (signal: AbortSignal | undefined) =>
+      new Promise<never>((_resolve, reject) =>
+        signal?.addEventListener("abort", () => reject(signal.reason)),
+      );
+    const log: Array<[string, string]> = [];
+    const tools = toolMap(sleeper("read", true, log));
+    const calls = [{ id: "a", name: "read", input: { ms: 0 } }];
+    const first = new AbortController();
+    setTimeout(() => first.abort(), 10);
+    const policyBatch = await settlesWithin(
+      runToolBatch({
+        calls,
+        tools,
+        signal: first.signal,
+        policy: { validate: ({ signal }) => stopOnAbort(signal) },
+      }),
+      1000,
+    );
+    const second = new AbortController();
+    setTimeout(() => second.abort(), 10);
+    const hookBatch = await settlesWithin(
+      runToolBatch({
+        calls,
+        tools,
+        signal: second.signal,
+        beforeCall: (_call, { signal }) => stopOnAbort(signal),
+      }),
+      1000,
+    );
+    for (const batch of [policyBatch, hookBatch]) {
+      expect(batch).toMatchObject({ aborted: true, results: [{ status: "cancelled" }] });
+      expect(batch.policyError).toBeUndefined();
+    }
+    expect(log).toEqual([]);
+  });
+
+  it("without a signal, validate and beforeCall get one that never aborts", async () => {
+    const seen: Array<AbortSignal | undefined> = [];
+    await runToolBatch({
+      calls: [{ id: "a", name: "read", input: { ms: 0 } }],
+      tools: toolMap(sleeper("read", true, [])),
+      policy: {
+        validate: ({ signal }) => {
+          seen.push(signal);
+          return { allowed: true };
+        },
+      },
+      beforeCall: (_call, { signal }) => {
+        seen.push(signal);
+        return undefined;
+      },
+    });
+    expect(seen).toHaveLength(2);
+    expect(seen.every((signal) => signal instanceof AbortSignal && !signal.aborted)).toBe(true);
   });
 
   it("reports queued, started and finished for every call on the injected clock", async () => {

@@ -13,6 +13,7 @@ import { createAbortError } from "./abort-error.js";
 import { ToolBatchPolicyError, ToolBatchRefusedError, ToolCallHookError } from "./errors.js";
 import { findEndTurn, type ToolBatchEndTurn } from "./find-end-turn.js";
 import { planToolBatch, type ToolBatchPlan, type ToolBatchRun } from "./plan-tool-batch.js";
+import { raceAbort } from "./race-abort.js";
 import {
   DEFAULT_TOOL_CONCURRENCY,
   type ResolvedToolConcurrency,
@@ -74,13 +75,24 @@ export type BeforeToolCallResult =
       readonly input: unknown;
     };
 
+/** What `beforeCall` receives besides the call. */
+export interface BeforeToolCallContext {
+  /**
+   * The query's signal (a signal that never aborts when the batch has none). A hook that
+   * waits on something should stop when it aborts: the batch does not wait for it (T22).
+   */
+  readonly signal: AbortSignal;
+}
+
 /**
  * A per-call hook run after the policy allowed the batch and before planning (the core's
  * `beforeToolCall`). Called once per call that would run (known tool, valid input), one call
- * at a time, in tool_use order.
+ * at a time, in tool_use order. When the signal aborts while it is pending, the batch stops
+ * waiting for it and settles at once: the calls get `"cancelled"`.
  */
 export type BeforeToolCall = (
   call: ToolBatchCall,
+  context: BeforeToolCallContext,
 ) => BeforeToolCallResult | Promise<BeforeToolCallResult>;
 
 /** Options of {@link runToolBatch}. */
@@ -158,8 +170,9 @@ export interface ToolBatchResult {
  *
  * Never rejects because of a tool, the policy, a hook or a listener: each of those becomes an
  * `is_error` result. On abort, calls not yet started are never started; the promise settles
- * only after every started handler has settled, with `aborted: true`. (The policy and
- * `beforeCall` are awaited too once called.)
+ * only after every started handler has settled, with `aborted: true`. A policy or
+ * `beforeCall` still pending when the signal aborts is not waited for (both receive the
+ * signal, so they can stop): the batch settles at once and its calls get `"cancelled"`.
  *
  * @param options - {@link RunToolBatchOptions}.
  * @returns The {@link ToolBatchResult}.
@@ -267,10 +280,17 @@ class BatchExecution {
     let problem: string | undefined;
     let cause: unknown;
     try {
-      const checked = checkToolBatchDecision(await policy.validate({ toolCalls }));
+      const decision = await raceAbort(
+        policy.validate({ toolCalls, signal: this.handlerSignal() }),
+        this.signal,
+      );
+      const checked = checkToolBatchDecision(decision);
       if (typeof checked === "string") problem = `validate ${checked}`;
       else this.decision = checked;
     } catch (error) {
+      // Aborted while the policy was pending (or it stopped because of the abort): the calls
+      // are cancelled, not failed.
+      if (this.signal?.aborted) return false;
       cause = error;
       problem = `validate threw: ${errorMessage(error)}`;
     }
@@ -313,27 +333,33 @@ class BatchExecution {
       state.input = parsed.input;
       if (beforeCall !== undefined) {
         if (this.signal?.aborted) return;
-        await this.askBeforeCall(beforeCall, state, definition);
+        if (!(await this.askBeforeCall(beforeCall, state, definition))) return;
       }
     }
   }
 
+  /** Asks `beforeCall` about one call; `false` when the signal aborted while it was pending. */
   private async askBeforeCall(
     beforeCall: BeforeToolCall,
     state: CallState,
     definition: AnyToolDefinition,
-  ): Promise<void> {
+  ): Promise<boolean> {
     let answer: unknown;
     try {
-      answer = await beforeCall(
-        Object.freeze({ id: state.id, name: state.name, input: state.input, kind: state.kind }),
+      answer = await raceAbort(
+        beforeCall(
+          Object.freeze({ id: state.id, name: state.name, input: state.input, kind: state.kind }),
+          { signal: this.handlerSignal() },
+        ),
+        this.signal,
       );
     } catch (error) {
+      if (this.signal?.aborted) return false;
       const text = `Tool call "${state.name}" (${state.id}) did not run: the beforeToolCall hook failed: ${errorMessage(error)}`;
       this.refuse(state, "denied", text, new ToolCallHookError(state.id, text, { cause: error }));
-      return;
+      return true;
     }
-    if (answer === undefined) return;
+    if (answer === undefined) return true;
     if (answer !== null && typeof answer === "object") {
       if ("deny" in answer && typeof answer.deny === "string") {
         const text =
@@ -341,7 +367,7 @@ class BatchExecution {
             ? answer.deny
             : `Tool call "${state.name}" (${state.id}) was denied by the beforeToolCall hook.`;
         this.refuse(state, "denied", text, new LatticeError("tool_call_denied", text));
-        return;
+        return true;
       }
       if ("input" in answer && !("deny" in answer)) {
         const parsed = await parseToolInput(definition, answer.input);
@@ -351,11 +377,12 @@ class BatchExecution {
           state.input = answer.input;
           this.refuse(state, "invalid_input", parsed.error.message, parsed.error);
         }
-        return;
+        return true;
       }
     }
     const text = `Tool call "${state.name}" (${state.id}) did not run: the beforeToolCall hook returned ${describeValue(answer)}; it must return undefined, { deny: string } or { input }.`;
     this.refuse(state, "denied", text, new ToolCallHookError(state.id, text));
+    return true;
   }
 
   /** Marks a call as one that will not run; its result is given when its turn comes. */

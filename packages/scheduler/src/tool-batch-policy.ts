@@ -26,6 +26,13 @@ export interface ToolBatchCall {
 export interface ToolBatchPolicyInput {
   /** Every tool call of the reply, in tool_use order. Frozen. */
   readonly toolCalls: readonly ToolBatchCall[];
+  /**
+   * The query's signal. `runToolBatch` always passes it (a signal that never aborts when the
+   * batch has none); it is optional in the type so that code calling `validate` itself need
+   * not make one. A policy that waits on something (a database, a service) should stop when it
+   * aborts: the batch does not wait for a pending `validate` once the query is aborted (T22).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** The policy lets the batch run (T24). */
@@ -60,9 +67,11 @@ export interface ToolBatchPolicy {
   /**
    * Decides whether the batch may run. May be sync or async. A throw, a rejection, or a value
    * that is not a {@link ToolBatchDecision} gives every call a `tool_batch_policy_error` result
-   * and runs nothing (T26).
+   * and runs nothing (T26). If the query's signal aborts while it is pending, the batch stops
+   * waiting for it: every call gets `"cancelled"` and the query rejects with an `AbortError`.
    *
-   * @param batch - Every call of the reply: `id`, `name`, raw `input`, `kind`.
+   * @param batch - Every call of the reply (`id`, `name`, raw `input`, `kind`) and the
+   *   query's `signal`.
    */
   validate(batch: ToolBatchPolicyInput): ToolBatchDecision | Promise<ToolBatchDecision>;
 }
