@@ -5,7 +5,7 @@ import { AnthropicStreamDecoder } from "./anthropic-stream-decoder.js";
 const CONTEXT = {
   label: "Anthropic API",
   endpoint: "http://127.0.0.1:1/v1/messages",
-  secret: "sk-ant-secret-123",
+  secrets: ["sk-ant-secret-123"],
   keyHint: "the apiKey option",
 };
 

@@ -4,7 +4,7 @@ import type { ModelUsage } from "../model-response.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { objectToolCallInput, parseToolCallInput } from "../transport/parse-tool-input.js";
-import { redactSecret } from "../transport/redact-secret.js";
+import { redactError, redactSecrets } from "../transport/redact-secret.js";
 import type {
   DecodedMessage,
   EndpointContext,
@@ -69,10 +69,15 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     try {
       data = JSON.parse(message.data) as Record<string, unknown>;
     } catch (error) {
-      throw this.#malformed(`an event whose data is not JSON (${quote(message.data)})`, error);
+      throw this.#malformed(
+        `an event whose data is not JSON (${quote(redactSecrets(message.data, this.#context.secrets))})`,
+        error,
+      );
     }
     if (data === null || typeof data !== "object") {
-      throw this.#malformed(`an event whose data is not an object (${quote(message.data)})`);
+      throw this.#malformed(
+        `an event whose data is not an object (${quote(redactSecrets(message.data, this.#context.secrets))})`,
+      );
     }
     switch (data.type) {
       case "content_block_delta":
@@ -283,7 +288,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     const type = typeof record.type === "string" ? record.type : undefined;
     const apiMessage =
       typeof record.message === "string"
-        ? redactSecret(record.message, this.#context.secret)
+        ? redactSecrets(record.message, this.#context.secrets)
         : undefined;
     const retryable = type !== undefined && RETRYABLE_ERROR_TYPES.has(type);
     return new ProviderError({
@@ -302,7 +307,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       message: `The ${this.#context.label} stream from ${this.#context.endpoint} sent ${what}. The partial reply was discarded: retry the turn, and check that baseURL points at an Anthropic-compatible API.`,
       endpoint: this.#context.endpoint,
       retryable: true,
-      cause,
+      cause: redactError(cause, (text) => redactSecrets(text, this.#context.secrets)),
     });
   }
 }

@@ -5,8 +5,13 @@ import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { resolveApiKey } from "../resolve-api-key.js";
 import { type CallContext, callModel } from "../transport/call-model.js";
-import { checkRetries, checkTimeout, trimBaseURL } from "../transport/provider-options.js";
-import { safeEndpoint } from "../transport/redact-secret.js";
+import {
+  checkHeaders,
+  checkRetries,
+  checkTimeout,
+  trimBaseURL,
+} from "../transport/provider-options.js";
+import { collectSecrets, safeEndpoint } from "../transport/redact-secret.js";
 import type { ResponseCodec } from "../transport/stream-decoder.js";
 import { AnthropicStreamDecoder } from "./anthropic-stream-decoder.js";
 import { decodeAnthropicMessage } from "./decode-anthropic-message.js";
@@ -73,7 +78,9 @@ export interface AnthropicOptions {
  *
  * @param options - {@link AnthropicOptions}.
  * @returns A {@link ModelProviderV1} named `"anthropic"`.
- * @throws `UnknownOptionError` for an unknown option; `InvalidOptionError` for a bad value.
+ * @throws `UnknownOptionError` for an unknown option; `InvalidOptionError` for a bad value
+ *   (including a key or header value that cannot be sent in an HTTP header; the value is never
+ *   printed).
  *   A missing key is reported when the first request is made, as a `ProviderError` with code
  *   `provider_missing_api_key`.
  */
@@ -99,10 +106,13 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
     "anthropic-version": "2023-06-01",
     ...options.headers,
   };
+  const keyHeader =
+    resolved.key === undefined ? undefined : useBearer ? "authorization" : "x-api-key";
   if (resolved.key !== undefined) {
     if (useBearer) headers.authorization = `Bearer ${resolved.key}`;
     else headers["x-api-key"] = resolved.key;
   }
+  checkHeaders(headers, keyHeader, useBearer ? "authToken" : "apiKey", resolved.hint, prefix);
   const call: CallContext = {
     label: deepseek ? "DeepSeek Anthropic API" : "Anthropic API",
     endpoint: safeEndpoint(url),
@@ -111,7 +121,7 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
     fetch: options.fetch ?? globalThis.fetch,
     maxRetries,
     timeoutMs,
-    secret: resolved.key,
+    secrets: collectSecrets(resolved.key, headers),
     keyHint: resolved.hint,
   };
   const codec: ResponseCodec = {

@@ -5,8 +5,13 @@ import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { resolveApiKey } from "../resolve-api-key.js";
 import { type CallContext, callModel } from "../transport/call-model.js";
-import { checkRetries, checkTimeout, trimBaseURL } from "../transport/provider-options.js";
-import { safeEndpoint } from "../transport/redact-secret.js";
+import {
+  checkHeaders,
+  checkRetries,
+  checkTimeout,
+  trimBaseURL,
+} from "../transport/provider-options.js";
+import { collectSecrets, safeEndpoint } from "../transport/redact-secret.js";
 import type { ResponseCodec } from "../transport/stream-decoder.js";
 import { decodeOpenAiCompletion } from "./decode-openai-completion.js";
 import { OpenAiStreamDecoder, type StrictSchemas } from "./openai-stream-decoder.js";
@@ -74,7 +79,9 @@ export interface OpenAiCompatibleOptions {
  *
  * @param options - {@link OpenAiCompatibleOptions}.
  * @returns A {@link ModelProviderV1} named `"openai-compatible"`.
- * @throws `UnknownOptionError` for an unknown option; `InvalidOptionError` for a bad value.
+ * @throws `UnknownOptionError` for an unknown option; `InvalidOptionError` for a bad value
+ *   (including a key or header value that cannot be sent in an HTTP header; the value is never
+ *   printed).
  */
 export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelProviderV1 {
   const prefix = "openaiCompatible():";
@@ -103,6 +110,8 @@ export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelPr
     ...options.headers,
   };
   if (resolved.key !== undefined) headers.authorization = `Bearer ${resolved.key}`;
+  const keyHeader = resolved.key === undefined ? undefined : "authorization";
+  checkHeaders(headers, keyHeader, "apiKey", resolved.hint, prefix);
   const call: CallContext = {
     label: official ? "OpenAI API" : "OpenAI-compatible API",
     endpoint: safeEndpoint(url),
@@ -111,7 +120,7 @@ export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelPr
     fetch: options.fetch ?? globalThis.fetch,
     maxRetries,
     timeoutMs,
-    secret: resolved.key,
+    secrets: collectSecrets(resolved.key, headers),
     keyHint: resolved.hint,
   };
   const plainCodec: ResponseCodec = codecFor(call, undefined);

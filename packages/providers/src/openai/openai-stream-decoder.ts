@@ -4,7 +4,7 @@ import type { ModelUsage } from "../model-response.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { parseToolCallInput } from "../transport/parse-tool-input.js";
-import { redactSecret } from "../transport/redact-secret.js";
+import { redactError, redactSecrets } from "../transport/redact-secret.js";
 import type {
   DecodedMessage,
   EndpointContext,
@@ -71,10 +71,15 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     try {
       chunk = JSON.parse(data) as Record<string, unknown>;
     } catch (error) {
-      throw this.#malformed(`an event whose data is not JSON (${quote(data)})`, error);
+      throw this.#malformed(
+        `an event whose data is not JSON (${quote(redactSecrets(data, this.#context.secrets))})`,
+        error,
+      );
     }
     if (chunk === null || typeof chunk !== "object") {
-      throw this.#malformed(`an event whose data is not an object (${quote(data)})`);
+      throw this.#malformed(
+        `an event whose data is not an object (${quote(redactSecrets(data, this.#context.secrets))})`,
+      );
     }
     if (chunk.error !== undefined && chunk.error !== null) throw this.#errorChunk(chunk.error);
     if (!this.#started) {
@@ -258,7 +263,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
           : undefined;
     const apiMessage =
       typeof record.message === "string"
-        ? redactSecret(record.message, this.#context.secret)
+        ? redactSecrets(record.message, this.#context.secrets)
         : undefined;
     const retryable = type === undefined || /server|overload|rate|timeout|unavailable/i.test(type);
     return new ProviderError({
@@ -280,7 +285,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       message: `The ${this.#context.label} stream from ${this.#context.endpoint} sent ${what}. The partial reply was discarded: retry the turn, and check that baseURL points at an OpenAI-compatible API.`,
       endpoint: this.#context.endpoint,
       retryable: true,
-      cause,
+      cause: redactError(cause, (text) => redactSecrets(text, this.#context.secrets)),
     });
   }
 }

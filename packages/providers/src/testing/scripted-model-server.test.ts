@@ -268,6 +268,30 @@ describe("createScriptedModelServer()", () => {
     expect(JSON.stringify(server.requests)).not.toMatch(/secret-[12]/);
   });
 
+  it("redacts every credential header in the request log", async () => {
+    server = await createScriptedModelServer({
+      turns: [{ content: [{ type: "text", text: "one" }] }],
+    });
+    await post(
+      "/v1/messages",
+      { model: "m", max_tokens: 5, messages: [{ role: "user", content: "x" }] },
+      {
+        "proxy-authorization": "Basic secret-3",
+        "api-key": "secret-4",
+        cookie: "session=secret-5",
+        "x-goog-api-key": "secret-6",
+        "x-auth-token": "secret-7",
+        "anthropic-beta": "tools-2024",
+      },
+    );
+    const headers = server.requests[0]!.headers;
+    expect(JSON.stringify(server.requests)).not.toMatch(/secret-\d/);
+    expect(headers["proxy-authorization"]).toBe("[redacted]");
+    expect(headers["api-key"]).toBe("[redacted]");
+    expect(headers.cookie).toBe("[redacted]");
+    expect(headers["anthropic-beta"]).toBe("tools-2024");
+  });
+
   it("uses respond() when the queue is empty, and answers 500 without retry when there is nothing", async () => {
     server = await createScriptedModelServer({
       respond: (request) => ({ content: [{ type: "text", text: `echo ${request.protocol}` }] }),

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { assertKnownOptions } from "@lattice/tools";
+import { isSensitiveHeader } from "../transport/redact-secret.js";
 import {
   anthropicErrorBody,
   renderAnthropicEvents,
@@ -455,12 +456,11 @@ function redactHeaders(headers: IncomingMessage["headers"]): Record<string, stri
   for (const key of Object.keys(headers)) {
     const value = headers[key];
     if (value === undefined) continue;
-    out[key] =
-      key === "x-api-key" || key === "authorization"
-        ? "[redacted]"
-        : Array.isArray(value)
-          ? value.join(", ")
-          : value;
+    out[key] = isSensitiveHeader(key)
+      ? "[redacted]"
+      : Array.isArray(value)
+        ? value.join(", ")
+        : value;
   }
   return out;
 }

@@ -95,7 +95,11 @@ export interface RecordedRequest {
   readonly method: string;
   /** The request path, for example `/v1/messages`. */
   readonly path: string;
-  /** The request headers, lower-cased; `x-api-key` and `authorization` are `"[redacted]"`. */
+  /**
+   * The request headers, lower-cased; credential headers (`x-api-key`, `authorization`,
+   * `proxy-authorization`, `api-key`, `cookie`, any name with auth, key, token, secret, cookie,
+   * password, signature or credential in it) are `"[redacted]"`.
+   */
   readonly headers: Readonly<Record<string, string>>;
   /** The parsed JSON body (`undefined` when it did not parse). */
   readonly body: unknown;

@@ -5,7 +5,7 @@ import { ProviderError } from "../provider-error.js";
 import { abortError } from "./abort-error.js";
 import { AttemptController } from "./attempt-controller.js";
 import { httpStatusError } from "./http-status-error.js";
-import { redactSecret, redactUrls } from "./redact-secret.js";
+import { redactError, redactSecrets, redactUrls } from "./redact-secret.js";
 import { retryDelay } from "./retry-delay.js";
 import type { DecodedMessage, EndpointContext, ResponseCodec } from "./stream-decoder.js";
 
@@ -132,7 +132,7 @@ export async function* callModel(
             status: response.status,
             retryable: false,
             requestId,
-            cause: error,
+            cause: safeCause(error, call),
           });
         }
         const decoded = codec.decodeMessage(json);
@@ -202,7 +202,7 @@ function transportFailure(
       message: `${call.label} at ${call.endpoint} sent no data for ${call.timeoutMs} ms${after}. The server may be overloaded or unreachable: try again, or raise timeoutMs.`,
       endpoint: call.endpoint,
       retryable: !midStream,
-      cause: error,
+      cause: safeCause(error, call),
     });
   }
   const reason = describeCause(error, call);
@@ -212,7 +212,7 @@ function transportFailure(
       message: `${call.label} at ${call.endpoint} answered with a redirect, which Lattice does not follow for model requests (the request body would be sent to another address). Set baseURL to the address the server redirects to.`,
       endpoint: call.endpoint,
       retryable: false,
-      cause: error,
+      cause: safeCause(error, call),
     });
   }
   if (midStream) {
@@ -221,7 +221,7 @@ function transportFailure(
       message: `The ${call.label} stream from ${call.endpoint} was cut before the message was complete (${reason}). The partial reply was discarded: retry the turn.`,
       endpoint: call.endpoint,
       retryable: true,
-      cause: error,
+      cause: safeCause(error, call),
     });
   }
   return new ProviderError({
@@ -229,7 +229,7 @@ function transportFailure(
     message: `Could not get a response from ${call.label} at ${call.endpoint}${after} (${reason}). Check baseURL and the network connection.`,
     endpoint: call.endpoint,
     retryable: true,
-    cause: error,
+    cause: safeCause(error, call),
   });
 }
 
@@ -248,7 +248,17 @@ function describeCause(error: unknown, call: CallContext): string {
       text = `${error.message}: ${typeof code === "string" ? `${code} ` : ""}${cause.message}`;
     } else text = error.message;
   }
-  return redactSecret(redactUrls(text.split(call.url).join(call.endpoint)), call.secret);
+  return redactText(text, call);
+}
+
+/** A text without the request URL's secrets or any key. */
+function redactText(text: string, call: CallContext): string {
+  return redactSecrets(redactUrls(text.split(call.url).join(call.endpoint)), call.secrets);
+}
+
+/** The cause to keep on a ProviderError: redacted like the message (see `redactError`). */
+function safeCause(error: unknown, call: CallContext): unknown {
+  return redactError(error, (text) => redactText(text, call));
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -1,5 +1,5 @@
 import { ProviderError, type ProviderErrorCode } from "../provider-error.js";
-import { redactSecret } from "./redact-secret.js";
+import { redactSecrets } from "./redact-secret.js";
 import { type HeaderReader, isRetryableStatus } from "./retry-delay.js";
 import type { EndpointContext } from "./stream-decoder.js";
 
@@ -64,15 +64,17 @@ export function httpStatusError(
   requestId: string | undefined,
   retries: number,
 ): ProviderError {
-  const body = readApiErrorBody(bodyText);
+  // Redact before parsing: the body is cut to 500 characters, which could split a key.
+  const body = readApiErrorBody(redactSecrets(bodyText, context.secrets));
   const apiMessage =
-    body.message === undefined ? undefined : redactSecret(body.message, context.secret);
+    body.message === undefined ? undefined : redactSecrets(body.message, context.secrets);
+  const type = body.type === undefined ? undefined : redactSecrets(body.type, context.secrets);
   const shouldRetry = headers.get("x-should-retry");
   const retryable =
     shouldRetry === "true" ? true : shouldRetry === "false" ? false : isRetryableStatus(status);
-  const overloaded = status === 529 || body.type === "overloaded_error";
+  const overloaded = status === 529 || type === "overloaded_error";
   const code = statusCode(status, overloaded);
-  const said = `${status}${body.type === undefined ? "" : ` ${body.type}`}${apiMessage === undefined ? "" : `: ${apiMessage}`}`;
+  const said = `${status}${type === undefined ? "" : ` ${type}`}${apiMessage === undefined ? "" : `: ${apiMessage}`}`;
   const where = `${context.label} at ${context.endpoint}`;
   const after = retries === 0 ? "" : ` after ${retries} ${retries === 1 ? "retry" : "retries"}`;
   const next = nextStep(status, overloaded, retryable, context.keyHint);
@@ -81,7 +83,7 @@ export function httpStatusError(
     message: `${where} answered ${said}${after}. ${next}${requestId === undefined ? "" : ` (request id ${requestId})`}`,
     endpoint: context.endpoint,
     status,
-    type: body.type,
+    type: type,
     apiMessage,
     retryable,
     requestId,

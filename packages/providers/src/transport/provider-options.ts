@@ -104,3 +104,50 @@ export function checkTimeout(
   }
   return value;
 }
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** What fetch accepts in a header value once leading and trailing whitespace is trimmed. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * Checks the request headers before any request is made: fetch rejects a bad name or value
+ * with a message that quotes the value, which could be a key.
+ *
+ * @param headers - The headers to send.
+ * @param keyHeader - The header that carries the resolved key, if any.
+ * @param keyOption - The option the key came from, for the error (`"apiKey"`, `"authToken"`).
+ * @param keyHint - Where the key was set, for the error.
+ * @param prefix - The owner, for the error message.
+ * @throws `InvalidOptionError` naming the header (never its value).
+ */
+export function checkHeaders(
+  headers: Readonly<Record<string, string>>,
+  keyHeader: string | undefined,
+  keyOption: string,
+  keyHint: string,
+  prefix: string,
+): void {
+  for (const name of Object.keys(headers)) {
+    if (!HEADER_NAME.test(name)) {
+      throw new InvalidOptionError(
+        prefix,
+        "headers",
+        `has an invalid header name ${describeValue(name)}: use letters, digits and - only.`,
+      );
+    }
+    if (HEADER_VALUE.test(String(headers[name]).trim())) continue;
+    if (name === keyHeader) {
+      throw new InvalidOptionError(
+        prefix,
+        keyOption,
+        `contains a line break, a control character or a character outside Latin-1, which cannot be sent in an HTTP header (the key is not printed): check ${keyHint}.`,
+      );
+    }
+    throw new InvalidOptionError(
+      prefix,
+      "headers",
+      `has a value for "${name}" that contains a line break, a control character or a character outside Latin-1, which cannot be sent in an HTTP header (the value is not printed).`,
+    );
+  }
+}

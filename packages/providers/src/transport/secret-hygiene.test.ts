@@ -1,5 +1,6 @@
+import { inspect } from "node:util";
 import { InvalidOptionError } from "@lattice/tools";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { anthropic } from "../anthropic/anthropic.js";
 import type { ModelProviderV1 } from "../model-provider.js";
 import type { ModelRequest } from "../model-request.js";
@@ -208,5 +209,147 @@ describe.each(ADAPTERS)("$name(): maxRetries and timeoutMs", (adapter) => {
       process.off("warning", onWarning);
     }
     expect(warnings).not.toContain("TimeoutOverflowWarning");
+  });
+});
+
+/** Everything a log or trace could print of an error: message, stack and the cause chain. */
+function everything(error: unknown): string {
+  return inspect(error, { depth: 10 });
+}
+
+function respondWith(body: string, status: number, contentType: string): typeof fetch {
+  return (async () =>
+    new Response(body, {
+      status,
+      headers: { "content-type": contentType },
+    })) as unknown as typeof fetch;
+}
+
+describe.each(ADAPTERS)("$name(): keys in headers", (adapter) => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it("refuses a key that cannot be sent in a header, without printing it", () => {
+    const bad = "sk-bad\nkey-0123456789";
+    const error = thrown(() => adapter.make({ apiKey: bad }));
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as Error).message).toBe(
+      `${adapter.prefix} option "apiKey" contains a line break, a control character or a character outside Latin-1, which cannot be sent in an HTTP header (the key is not printed): check the apiKey option.`,
+    );
+    expect(everything(error)).not.toContain("sk-bad");
+  });
+
+  it("names the environment variable when the key from it cannot be sent", () => {
+    const variable = adapter.name === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+    vi.stubEnv(variable, "sk-first-0123456789\nsk-second-0123456789");
+    const error = thrown(() => adapter.make({}));
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as Error).message).toContain(`check the ${variable} environment variable`);
+    expect(everything(error)).not.toContain("0123456789");
+  });
+
+  it("accepts a key with surrounding whitespace (fetch trims it) and redacts the trimmed key", async () => {
+    const provider = adapter.make({
+      apiKey: `${SECRET}\n`,
+      fetch: respondWith(
+        JSON.stringify({ error: { message: `bad key ${SECRET}` } }),
+        401,
+        "application/json",
+      ),
+    });
+    const { error } = await drain(provider.stream(REQUEST));
+    expect((error as ProviderError).code).toBe("provider_authentication");
+    expect(everything(error)).not.toContain(SECRET);
+  });
+
+  it("refuses a header value that cannot be sent, without printing it", () => {
+    const error = thrown(() =>
+      adapter.make({ apiKey: "k", headers: { "x-custom": "sk-hidden\r\nx: y" } }),
+    );
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as Error).message).toBe(
+      `${adapter.prefix} option "headers" has a value for "x-custom" that contains a line break, a control character or a character outside Latin-1, which cannot be sent in an HTTP header (the value is not printed).`,
+    );
+    expect((error as Error).message).not.toContain("sk-hidden");
+  });
+
+  it("redacts credentials passed in headers from API error messages", async () => {
+    for (const headers of [
+      { "api-key": SECRET },
+      { "proxy-authorization": `Basic ${SECRET}` },
+      { "X-Goog-Api-Key": SECRET },
+    ]) {
+      const provider = adapter.make({
+        apiKey: "k",
+        headers,
+        fetch: respondWith(
+          JSON.stringify({ error: { type: "authentication_error", message: `bad key ${SECRET}` } }),
+          401,
+          "application/json",
+        ),
+      });
+      const { error } = await drain(provider.stream(REQUEST));
+      expect((error as ProviderError).code).toBe("provider_authentication");
+      expect((error as ProviderError).apiMessage).toBe("bad key [redacted]");
+      expect(everything(error)).not.toContain(SECRET);
+    }
+  });
+});
+
+describe.each(ADAPTERS)("$name(): keys the API echoes back", (adapter) => {
+  it("redacts a key from a long non-JSON error body before cutting it", async () => {
+    const body = `${"x".repeat(490)} ${SECRET} trailing text`;
+    const provider = adapter.make({
+      apiKey: SECRET,
+      maxRetries: 0,
+      fetch: respondWith(body, 500, "text/plain"),
+    });
+    const { error } = await drain(provider.stream(REQUEST));
+    expect((error as ProviderError).code).toBe("provider_server_error");
+    expect(everything(error)).not.toContain(SECRET.slice(0, 8));
+  });
+
+  it("redacts a key from a malformed stream event and from its cause", async () => {
+    const provider = adapter.make({
+      apiKey: SECRET,
+      maxRetries: 1,
+      fetch: respondWith(`data: {"echo": "${SECRET}"\n\n`, 200, "text/event-stream"),
+    });
+    const { events, error } = await drain(provider.stream(REQUEST));
+    expect((error as ProviderError).code).toBe("provider_malformed_response");
+    expect(everything(error)).not.toContain(SECRET);
+    expect((error as Error).message).toContain("[redacted]");
+    expect(JSON.stringify(events)).not.toContain(SECRET);
+  });
+
+  it("redacts a key from the cause of a 200 body that is not JSON", async () => {
+    // V8 quotes short invalid JSON whole in its SyntaxError, which becomes the cause.
+    const key = "key-1234";
+    const provider = adapter.make({
+      apiKey: key,
+      fetch: respondWith(`oops ${key}`, 200, "application/json"),
+    });
+    const { error } = await drain(provider.stream({ ...REQUEST, stream: false }));
+    expect((error as ProviderError).code).toBe("provider_malformed_response");
+    expect(((error as Error).cause as Error).message).toContain("[redacted]");
+    expect(everything(error)).not.toContain(key);
+  });
+
+  it("redacts a key from the cause chain of a connection failure", async () => {
+    const fetchImpl = (async () => {
+      throw new TypeError("fetch failed", {
+        cause: new Error(`tunnel refused x-api-key ${SECRET}`, {
+          cause: new Error(`deeper ${SECRET}`),
+        }),
+      });
+    }) as unknown as typeof fetch;
+    const provider = adapter.make({ apiKey: SECRET, maxRetries: 0, fetch: fetchImpl });
+    const { error } = await drain(provider.stream(REQUEST));
+    expect((error as ProviderError).code).toBe("provider_connection");
+    expect(everything(error)).not.toContain(SECRET);
+    const cause = (error as Error).cause as Error;
+    expect(cause.name).toBe("TypeError");
+    expect(((cause.cause as Error).cause as Error).message).toBe("deeper [redacted]");
   });
 });

@@ -9,8 +9,11 @@ export interface EndpointContext {
   readonly label: string;
   /** The URL requests go to, safe to print. */
   readonly endpoint: string;
-  /** The key, only so that it can be redacted from messages the API sends back. */
-  readonly secret: string | undefined;
+  /**
+   * The key and credential header values, only so that they can be redacted from messages
+   * and causes (see `collectSecrets`).
+   */
+  readonly secrets: readonly string[];
   /** Where the user sets the key, for 401 messages. */
   readonly keyHint: string;
 }
