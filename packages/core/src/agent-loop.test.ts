@@ -488,6 +488,56 @@ describe("batches in the loop (T17, T19–T21, T25)", () => {
     expect(messages.at(-1)).toMatchObject({ subtype: "success", result: "done" });
   });
 
+  it("T26: a throwing policy gives every call a tool_batch_policy_error result; no handler runs; the run goes on", async () => {
+    const ran: string[] = [];
+    const record = tool("record", "d", z.object({ text: z.string() }), async ({ text }) => {
+      ran.push(text);
+      return { content: text };
+    });
+    let validations = 0;
+    server.enqueue(
+      {
+        content: [
+          { type: "tool_use", id: "a1", name: "record", input: { text: "a" } },
+          { type: "tool_use", id: "b1", name: "record", input: { text: "b" } },
+          { type: "tool_use", id: "x1", name: "nope", input: {} },
+        ],
+      },
+      { content: [{ type: "text", text: "recovered" }] },
+    );
+    const messages = await collect(
+      createAgent(
+        agentOptions({
+          tools: [record],
+          toolBatchPolicy: {
+            validate() {
+              validations++;
+              throw new Error("policy database is down");
+            },
+          },
+        }),
+      ).query("go"),
+    );
+    expect(validations).toBe(1);
+    expect(ran).toEqual([]);
+    const [user] = userMessages(messages);
+    expect(user?.message.content.map((block) => block.tool_use_id)).toEqual(["a1", "b1", "x1"]);
+    for (const block of user?.message.content ?? []) {
+      expect(block.is_error).toBe(true);
+      const text = JSON.stringify(block.content);
+      expect(text).toContain("tool_batch_policy_error");
+      expect(text).toContain("policy database is down");
+    }
+    // The run went on: the results went back to the model, which answered.
+    expect(server.requests).toHaveLength(2);
+    expect(JSON.stringify(requestBody(1).messages.at(-1))).toContain("tool_batch_policy_error");
+    expect(messages.at(-1)).toMatchObject({
+      type: "result",
+      subtype: "success",
+      result: "recovered",
+    });
+  });
+
   it("unknown tools and invalid inputs get is_error results and the run goes on", async () => {
     server.enqueue(
       {
