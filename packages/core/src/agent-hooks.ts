@@ -1,4 +1,9 @@
-import type { BeforeToolCallResult, ToolBatchCall, ToolCallStatus } from "@lattice/scheduler";
+import type {
+  BeforeToolCallContext,
+  BeforeToolCallResult,
+  ToolBatchCall,
+  ToolCallStatus,
+} from "@lattice/scheduler";
 import type { ToolKind, ToolResult } from "@lattice/tools";
 
 /** What `onToolResult` receives for each finished call. */
@@ -19,6 +24,12 @@ export interface ToolResultHookEvent {
   readonly durationMs: number;
   /** The query's session id. */
   readonly sessionId: string;
+  /**
+   * The query's signal. A hook that waits on something (a database, a service) should stop
+   * when it aborts: the run does not wait for a pending `onToolResult` once the query is
+   * aborted (T22).
+   */
+  readonly signal: AbortSignal;
 }
 
 /**
@@ -37,19 +48,27 @@ export type BeforeToolCallHookResult = BeforeToolCallResult | void;
  * - `onToolResult` throws (or rejects): every result of the batch is still recorded in the
  *   history, then the run ends with `subtype: "error_during_execution"` and the hook's error
  *   in `errors`. An observer that lost a result must not be silently skipped.
+ *
+ * On abort, a hook still pending is not waited for: the query rejects with an `AbortError` at
+ * once, even if the hook's promise never settles (T22). Both hooks receive the query's signal
+ * (`beforeToolCall(call, { signal })`, `event.signal`) so they can stop their own work.
  */
 export interface AgentHooks {
   /**
    * Called once per tool call after the batch policy allowed the batch and before planning.
    * Return `{ deny: "reason" }` to answer the call with an `is_error` result instead of running
    * it, `{ input }` to replace its input (validated again with the tool's schema), or nothing.
+   * `context.signal` is the query's signal; if it aborts while the hook is pending, the calls
+   * of the batch that have not started are cancelled without waiting for the hook.
    */
   readonly beforeToolCall?: (
     call: ToolBatchCall,
+    context: BeforeToolCallContext,
   ) => BeforeToolCallHookResult | Promise<BeforeToolCallHookResult>;
   /**
    * Called for every tool result, in tool_use order, after the whole batch finished; also for
-   * batches whose results end the run (T9). Awaited before the next model call.
+   * batches whose results end the run (T9). Awaited before the next model call, unless the
+   * query's signal (`event.signal`) aborts first.
    */
   readonly onToolResult?: (event: ToolResultHookEvent) => void | Promise<void>;
 }

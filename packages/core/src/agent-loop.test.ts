@@ -2,6 +2,7 @@ import { createScriptedModelServer, type ScriptedModelServer } from "@lattice/pr
 import { tool } from "@lattice/tools";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod/v4";
+import { checkAgentOptions, prepareAgent } from "./create-agent.js";
 import {
   type AgentOptions,
   createAgent,
@@ -11,6 +12,7 @@ import {
   type SDKUserMessage,
   type TraceEvent,
 } from "./index.js";
+import { runAgent } from "./run-agent.js";
 
 let server: ScriptedModelServer;
 beforeEach(async () => {
@@ -64,6 +66,29 @@ function delayed(name: string, log: string[], safe = true) {
     },
     safe ? { isConcurrencySafe: () => true } : undefined,
   );
+}
+
+/**
+ * Aborts, then waits for `pending` to reject, at most 2 s (a hang fails the test rather than
+ * timing it out). Resolves with the error and the time it took.
+ */
+async function abortAndSettle(
+  controller: AbortController,
+  pending: Promise<unknown>,
+): Promise<{ error: unknown; elapsed: number }> {
+  const started = performance.now();
+  controller.abort();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const error = await Promise.race([
+    pending.then(
+      () => new Error("resolved instead of rejecting"),
+      (caught: unknown) => caught,
+    ),
+    new Promise<Error>((resolve) => {
+      timer = setTimeout(() => resolve(new Error("still pending 2 s after the abort")), 2000);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  return { error, elapsed: performance.now() - started };
 }
 
 function userMessages(messages: SDKMessage[]): SDKUserMessage[] {
@@ -702,6 +727,130 @@ describe("cancellation (T22)", () => {
     await iterator.return?.();
     while (!log.includes("aborted w")) await sleep(5);
     expect(log).toContain("aborted w");
+  });
+  it("T22: abort while beforeToolCall is pending rejects with AbortError within 1 s; nothing starts; the hook gets the signal", async () => {
+    const log: string[] = [];
+    const wait = delayed("wait", log);
+    const seen: Array<AbortSignal | undefined> = [];
+    server.enqueue({
+      content: [
+        { type: "tool_use", id: "w0", name: "wait", input: { ms: 10, label: "w0" } },
+        { type: "tool_use", id: "w1", name: "wait", input: { ms: 10, label: "w1" } },
+      ],
+    });
+    const controller = new AbortController();
+    const agent = createAgent(
+      agentOptions({
+        tools: [wait],
+        hooks: {
+          beforeToolCall(_call, context) {
+            seen.push(context?.signal);
+            return new Promise<never>(() => {});
+          },
+        },
+      }),
+    );
+    const pending = agent.run("go", { signal: controller.signal });
+    while (seen.length === 0) await sleep(5);
+    const { error, elapsed } = await abortAndSettle(controller, pending);
+    expect((error as Error).name).toBe("AbortError");
+    expect(elapsed).toBeLessThan(1000);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.aborted).toBe(true);
+    expect(log).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("T22: abort while onToolResult is pending rejects with AbortError within 1 s; the event carries the signal", async () => {
+    const seen: Array<AbortSignal | undefined> = [];
+    server.enqueue(
+      { content: [{ type: "tool_use", id: "e1", name: "echo", input: { text: "x" } }] },
+      { content: [{ type: "text", text: "never" }] },
+    );
+    const controller = new AbortController();
+    const agent = createAgent(
+      agentOptions({
+        tools: [echo],
+        hooks: {
+          onToolResult(event) {
+            seen.push((event as { signal?: AbortSignal }).signal);
+            return new Promise<never>(() => {});
+          },
+        },
+      }),
+    );
+    const messages: SDKMessage[] = [];
+    const pending = (async () => {
+      for await (const message of agent.query("go", { signal: controller.signal })) {
+        messages.push(message);
+      }
+    })();
+    while (seen.length === 0) await sleep(5);
+    const { error, elapsed } = await abortAndSettle(controller, pending);
+    expect((error as Error).name).toBe("AbortError");
+    expect(elapsed).toBeLessThan(1000);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.aborted).toBe(true);
+    // The batch's results were still recorded before the rejection; no model call followed.
+    expect(userMessages(messages)[0]?.message.content[0]).toMatchObject({ tool_use_id: "e1" });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("T22: abort while toolBatchPolicy.validate is pending rejects with AbortError within 1 s; nothing starts", async () => {
+    const log: string[] = [];
+    const wait = delayed("wait", log);
+    const seen: Array<AbortSignal | undefined> = [];
+    server.enqueue({
+      content: [{ type: "tool_use", id: "w0", name: "wait", input: { ms: 10, label: "w0" } }],
+    });
+    const controller = new AbortController();
+    const agent = createAgent(
+      agentOptions({
+        tools: [wait],
+        toolBatchPolicy: {
+          validate({ signal }) {
+            seen.push(signal);
+            return new Promise<never>(() => {});
+          },
+        },
+      }),
+    );
+    const pending = agent.run("go", { signal: controller.signal });
+    while (seen.length === 0) await sleep(5);
+    const { error, elapsed } = await abortAndSettle(controller, pending);
+    expect((error as Error).name).toBe("AbortError");
+    expect(elapsed).toBeLessThan(1000);
+    expect(seen[0]?.aborted).toBe(true);
+    expect(log).toEqual([]);
+  });
+
+  it("T22: abort while the team inbox is pending rejects with AbortError within 1 s", async () => {
+    server.enqueue(
+      { content: [{ type: "tool_use", id: "e1", name: "echo", input: { text: "x" } }] },
+      { content: [{ type: "text", text: "never" }] },
+    );
+    const prepared = prepareAgent(
+      checkAgentOptions(agentOptions({ tools: [echo] }), "bare"),
+      "bare",
+      undefined,
+    );
+    const runtime = await prepared.getRuntime();
+    let asked = 0;
+    const controller = new AbortController();
+    const pending = runAgent(runtime, "go", controller.signal, {
+      parentToolUseId: null,
+      emit: () => {},
+      depth: 0,
+      takeInbox: () => {
+        asked++;
+        return new Promise<never>(() => {});
+      },
+    });
+    while (asked === 0) await sleep(5);
+    const { error, elapsed } = await abortAndSettle(controller, pending);
+    expect((error as Error).name).toBe("AbortError");
+    expect(elapsed).toBeLessThan(1000);
+    expect(server.requests).toHaveLength(1);
   });
 });
 

@@ -11,6 +11,7 @@ import {
   type BeforeToolCall,
   createAbortError,
   type ResolvedToolConcurrency,
+  raceAbort,
   runToolBatch,
   type ToolBatchCall,
   type ToolBatchPolicy,
@@ -322,21 +323,30 @@ export async function runAgent(
         content: [...outcome.result.content],
         ...(outcome.result.isError ? { is_error: true } : {}),
       });
-      if (onToolResult === undefined || batch.aborted) continue;
+      if (onToolResult === undefined || batch.aborted || signal.aborted) continue;
       const hookStarted = performance.now();
       let hookError: string | undefined;
       try {
-        await onToolResult({
-          toolUseId: outcome.id,
-          toolName: outcome.name,
-          kind: outcome.kind,
-          input: outcome.input,
-          result: outcome.result,
-          status: outcome.status,
-          durationMs: outcome.startedAt === undefined ? 0 : outcome.finishedAt - outcome.startedAt,
-          sessionId,
-        });
+        // Raced against the signal: a hook that never settles must not keep an aborted
+        // query from ending (T22).
+        await raceAbort(
+          onToolResult({
+            toolUseId: outcome.id,
+            toolName: outcome.name,
+            kind: outcome.kind,
+            input: outcome.input,
+            result: outcome.result,
+            status: outcome.status,
+            durationMs:
+              outcome.startedAt === undefined ? 0 : outcome.finishedAt - outcome.startedAt,
+            sessionId,
+            signal,
+          }),
+          signal,
+        );
       } catch (error) {
+        // Aborted while the hook was pending: no hook error, the run rejects below.
+        if (signal.aborted) continue;
         hookError = error instanceof Error ? error.message : String(error);
         hookErrors.push(
           `The onToolResult hook threw for tool call "${outcome.name}" (${outcome.id}): ${hookError}`,
@@ -361,7 +371,13 @@ export async function runAgent(
       return finish("success", batch.endTurn.text, [], batch.endTurn.structuredResult);
     }
     if (placement.takeInbox !== undefined) {
-      const texts = await placement.takeInbox();
+      let texts: readonly string[];
+      try {
+        texts = await raceAbort(placement.takeInbox(), signal);
+      } catch (error) {
+        if (signal.aborted) throw aborted();
+        throw error;
+      }
       if (texts.length > 0) {
         messages[messages.length - 1] = {
           role: "user",
@@ -388,13 +404,14 @@ function beforeCallFor(
   }
   const user = hooks.beforeToolCall;
   if (unparsable.size === 0 && user === undefined) return undefined;
-  return async (call) => {
+  // The scheduler passes the query's signal in `context` and stops waiting on abort (T22).
+  return async (call, context) => {
     const inputError = unparsable.get(call.id);
     if (inputError !== undefined) return { deny: inputError };
     if (user === undefined) return undefined;
     const started = performance.now();
     try {
-      const answer = await user(call);
+      const answer = await user(call, { signal: context.signal });
       trace?.({
         type: "hook",
         time: performance.now(),
