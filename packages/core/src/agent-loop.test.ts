@@ -714,9 +714,26 @@ describe("cancellation (T22)", () => {
 
   it("breaking out of the query aborts the run", async () => {
     const log: string[] = [];
-    const wait = delayed("wait", log);
+    // Takes 50 ms to stop after the abort, like a handler cleaning up.
+    const wait = tool(
+      "wait",
+      "Waits until aborted",
+      z.object({ label: z.string() }),
+      async ({ label }, { signal }) => {
+        log.push(`start ${label}`);
+        await new Promise<void>((_resolve, reject) => {
+          signal.addEventListener("abort", () => {
+            setTimeout(() => {
+              log.push(`aborted ${label}`);
+              reject(signal.reason);
+            }, 50);
+          });
+        });
+        return { content: label };
+      },
+    );
     server.enqueue({
-      content: [{ type: "tool_use", name: "wait", input: { ms: 5000, label: "w" } }],
+      content: [{ type: "tool_use", name: "wait", input: { label: "w" } }],
     });
     const iterator = createAgent(agentOptions({ tools: [wait] }))
       .query("go")
@@ -724,10 +741,14 @@ describe("cancellation (T22)", () => {
     let next = await iterator.next();
     while (!next.done && next.value.type !== "assistant") next = await iterator.next();
     while (!log.includes("start w")) await sleep(5);
-    await iterator.return?.();
-    while (!log.includes("aborted w")) await sleep(5);
-    expect(log).toContain("aborted w");
+    const returned = await iterator.return?.();
+    // T22: the started handler had settled before the iteration ended.
+    expect(log).toEqual(["start w", "aborted w"]);
+    expect(returned).toEqual({ value: undefined, done: true });
+    expect(await iterator.next()).toEqual({ value: undefined, done: true });
+    expect(server.requests).toHaveLength(1);
   });
+
   it("T22: abort while beforeToolCall is pending rejects with AbortError within 1 s; nothing starts; the hook gets the signal", async () => {
     const log: string[] = [];
     const wait = delayed("wait", log);

@@ -45,7 +45,8 @@ export interface Agent {
    * Runs the agent on a prompt and streams its messages: `system`/`init`, then per turn an
    * `assistant` message and a `user` message of tool results, `stream_event`s when
    * `includePartialMessages` is on, and last the `result`. The run starts when you start
-   * iterating; breaking out of the loop aborts it.
+   * iterating. Breaking out of the loop aborts it: the iterator's `return()` (which
+   * `break` awaits) resolves once every handler that had started has settled (T22).
    *
    * @throws (from the iterator) an error named `"AbortError"` when `options.signal` aborts.
    */
@@ -319,22 +320,49 @@ export function startQuery(
         const runtime = await getRuntime();
         await runAgent(runtime, prompt, controller.signal, placement);
       };
-      execute()
+      let stopping = false;
+      let finished = false;
+      // Settles (never rejects) once the run has: with its error, if it failed.
+      const settled: Promise<{ readonly error: unknown } | undefined> = execute()
         .then(
-          () => channel.close(),
-          (error: unknown) => channel.close({ error }),
+          () => undefined,
+          (error: unknown) => ({ error }),
         )
-        .finally(() => userSignal?.removeEventListener("abort", onAbort));
+        .then((failure) => {
+          finished = true;
+          userSignal?.removeEventListener("abort", onAbort);
+          // After return(), the caller reads nothing more: the AbortError is expected.
+          if (stopping && failure !== undefined && isAbortError(failure.error)) channel.close();
+          else channel.close(failure);
+          return failure;
+        });
+      let returned = false;
       return {
-        next: () => channel.next(),
+        // After return(), the iteration is over: messages still buffered are dropped.
+        next: () => (returned ? Promise.resolve({ value: undefined, done: true }) : channel.next()),
+        // Breaking out of the loop: abort, wait until every started handler has settled
+        // (T22), then end the iteration.
         return: async () => {
+          // A run that had already ended left its outcome in the channel; nothing to report.
+          const wasRunning = !finished && !stopping;
+          stopping = true;
           controller.abort(createAbortError("the caller stopped reading the query"));
+          const failure = await settled;
+          returned = true;
           channel.close();
+          // The expected AbortError is swallowed; another failure while stopping is not lost.
+          if (wasRunning && failure !== undefined && !isAbortError(failure.error)) {
+            throw failure.error;
+          }
           return { value: undefined, done: true };
         },
       };
     },
   };
+}
+
+function isAbortError(error: unknown): boolean {
+  return error instanceof Error && error.name === "AbortError";
 }
 
 function validatePrompt(prompt: unknown): void {
