@@ -8,7 +8,7 @@ import {
   type ToolHandlerResult,
 } from "../index.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
-import { optionName, positiveIntegerOption } from "./tool-options.js";
+import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
   realWorkspace,
   resolveWorkspace,
@@ -36,8 +36,14 @@ export interface BashToolCaps {
 /** Options of {@link bashTool}: the workspace (commands run in `cwd`) and the caps. */
 export interface BashToolOptions extends WorkspaceOptions, BashToolCaps {}
 
+/** Bash's caps: each one's default (and upper bound, if any). */
+const BASH_CAPS = {
+  defaultTimeoutMs: { fallback: 120_000, max: BASH_MAX_TIMEOUT_MS },
+  maxOutputChars: { fallback: 30_000 },
+} satisfies CapSpecs<keyof BashToolCaps>;
+
 /** The keys of {@link BashToolCaps}, for strict option checks. */
-export const BASH_CAP_KEYS: readonly string[] = ["defaultTimeoutMs", "maxOutputChars"];
+export const BASH_CAP_KEYS: readonly string[] = Object.keys(BASH_CAPS);
 
 const bashSchema = z.object({
   command: z.string().min(1).describe("The shell command to run with bash -c."),
@@ -58,10 +64,7 @@ export interface BashToolInput {
   readonly timeout?: number | undefined;
 }
 
-interface ResolvedBashCaps {
-  readonly defaultTimeoutMs: number;
-  readonly maxOutputChars: number;
-}
+type ResolvedBashCaps = ResolvedCaps<typeof BASH_CAPS>;
 
 /** Checks Bash's caps. Internal; `nest` names the options object inside `builtinTools()`. */
 export function resolveBashCaps(
@@ -69,21 +72,7 @@ export function resolveBashCaps(
   prefix: string,
   nest?: string,
 ): ResolvedBashCaps {
-  return {
-    defaultTimeoutMs: positiveIntegerOption(
-      prefix,
-      optionName(nest, "defaultTimeoutMs"),
-      caps?.defaultTimeoutMs,
-      120_000,
-      BASH_MAX_TIMEOUT_MS,
-    ),
-    maxOutputChars: positiveIntegerOption(
-      prefix,
-      optionName(nest, "maxOutputChars"),
-      caps?.maxOutputChars,
-      30_000,
-    ),
-  };
+  return resolveCaps(BASH_CAPS, caps, prefix, nest);
 }
 
 /**

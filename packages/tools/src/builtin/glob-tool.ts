@@ -11,7 +11,7 @@ import {
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
 import { defaultIgnores, findFiles } from "./find-files.js";
-import { optionName, positiveIntegerOption } from "./tool-options.js";
+import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
   confinePath,
   displayPath,
@@ -30,8 +30,13 @@ export interface GlobToolCaps {
 /** Options of {@link globTool}: the workspace and the caps. */
 export interface GlobToolOptions extends WorkspaceOptions, GlobToolCaps {}
 
+/** Glob's caps: each one's default (and upper bound, if any). */
+const GLOB_CAPS = {
+  maxResults: { fallback: 100 },
+} satisfies CapSpecs<keyof GlobToolCaps>;
+
 /** The keys of {@link GlobToolCaps}, for strict option checks. */
-export const GLOB_CAP_KEYS: readonly string[] = ["maxResults"];
+export const GLOB_CAP_KEYS: readonly string[] = Object.keys(GLOB_CAPS);
 
 const globSchema = z.object({
   pattern: z
@@ -57,9 +62,7 @@ export interface GlobToolInput {
   readonly path?: string | undefined;
 }
 
-interface ResolvedGlobCaps {
-  readonly maxResults: number;
-}
+type ResolvedGlobCaps = ResolvedCaps<typeof GLOB_CAPS>;
 
 /** Checks Glob's caps. Internal; `nest` names the options object inside `builtinTools()`. */
 export function resolveGlobCaps(
@@ -67,14 +70,7 @@ export function resolveGlobCaps(
   prefix: string,
   nest?: string,
 ): ResolvedGlobCaps {
-  return {
-    maxResults: positiveIntegerOption(
-      prefix,
-      optionName(nest, "maxResults"),
-      caps?.maxResults,
-      100,
-    ),
-  };
+  return resolveCaps(GLOB_CAPS, caps, prefix, nest);
 }
 
 /**

@@ -13,7 +13,7 @@ import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
 import { defaultIgnores, type FoundFile, findFiles } from "./find-files.js";
 import { relativePattern } from "./glob-tool.js";
-import { optionName, positiveIntegerOption } from "./tool-options.js";
+import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
   confinePath,
   displayPath,
@@ -36,8 +36,15 @@ export interface GrepToolCaps {
 /** Options of {@link grepTool}: the workspace and the caps. */
 export interface GrepToolOptions extends WorkspaceOptions, GrepToolCaps {}
 
+/** Grep's caps: each one's default (and upper bound, if any). */
+const GREP_CAPS = {
+  maxResults: { fallback: 250 },
+  maxFileBytes: { fallback: 10 * 1024 * 1024 },
+  maxLineLength: { fallback: 500 },
+} satisfies CapSpecs<keyof GrepToolCaps>;
+
 /** The keys of {@link GrepToolCaps}, for strict option checks. */
-export const GREP_CAP_KEYS: readonly string[] = ["maxResults", "maxFileBytes", "maxLineLength"];
+export const GREP_CAP_KEYS: readonly string[] = Object.keys(GREP_CAPS);
 
 const grepSchema = z.object({
   pattern: z
@@ -83,11 +90,7 @@ export interface GrepToolInput {
   readonly "-i"?: boolean | undefined;
 }
 
-interface ResolvedGrepCaps {
-  readonly maxResults: number;
-  readonly maxFileBytes: number;
-  readonly maxLineLength: number;
-}
+type ResolvedGrepCaps = ResolvedCaps<typeof GREP_CAPS>;
 
 /** Checks Grep's caps. Internal; `nest` names the options object inside `builtinTools()`. */
 export function resolveGrepCaps(
@@ -95,26 +98,7 @@ export function resolveGrepCaps(
   prefix: string,
   nest?: string,
 ): ResolvedGrepCaps {
-  return {
-    maxResults: positiveIntegerOption(
-      prefix,
-      optionName(nest, "maxResults"),
-      caps?.maxResults,
-      250,
-    ),
-    maxFileBytes: positiveIntegerOption(
-      prefix,
-      optionName(nest, "maxFileBytes"),
-      caps?.maxFileBytes,
-      10 * 1024 * 1024,
-    ),
-    maxLineLength: positiveIntegerOption(
-      prefix,
-      optionName(nest, "maxLineLength"),
-      caps?.maxLineLength,
-      500,
-    ),
-  };
+  return resolveCaps(GREP_CAPS, caps, prefix, nest);
 }
 
 /**

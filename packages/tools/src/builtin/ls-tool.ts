@@ -10,7 +10,7 @@ import {
 } from "../index.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
-import { optionName, positiveIntegerOption } from "./tool-options.js";
+import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
   confinePath,
   isInsideWorkspace,
@@ -30,8 +30,13 @@ export interface LsToolCaps {
 /** Options of {@link lsTool}: the workspace and the caps. */
 export interface LsToolOptions extends WorkspaceOptions, LsToolCaps {}
 
+/** Ls's caps: each one's default (and upper bound, if any). */
+const LS_CAPS = {
+  maxEntries: { fallback: 1000 },
+} satisfies CapSpecs<keyof LsToolCaps>;
+
 /** The keys of {@link LsToolCaps}, for strict option checks. */
-export const LS_CAP_KEYS: readonly string[] = ["maxEntries"];
+export const LS_CAP_KEYS: readonly string[] = Object.keys(LS_CAPS);
 
 const lsSchema = z.object({
   path: z
@@ -48,9 +53,7 @@ export interface LsToolInput {
   readonly path: string;
 }
 
-interface ResolvedLsCaps {
-  readonly maxEntries: number;
-}
+type ResolvedLsCaps = ResolvedCaps<typeof LS_CAPS>;
 
 /** Checks LS's caps. Internal; `nest` names the options object inside `builtinTools()`. */
 export function resolveLsCaps(
@@ -58,14 +61,7 @@ export function resolveLsCaps(
   prefix: string,
   nest?: string,
 ): ResolvedLsCaps {
-  return {
-    maxEntries: positiveIntegerOption(
-      prefix,
-      optionName(nest, "maxEntries"),
-      caps?.maxEntries,
-      1000,
-    ),
-  };
+  return resolveCaps(LS_CAPS, caps, prefix, nest);
 }
 
 /**

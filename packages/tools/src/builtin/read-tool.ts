@@ -10,7 +10,7 @@ import {
 } from "../index.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
-import { optionName, positiveIntegerOption } from "./tool-options.js";
+import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
   confinePath,
   resolveWorkspace,
@@ -32,8 +32,15 @@ export interface ReadToolCaps {
 /** Options of {@link readTool}: the workspace and the caps. */
 export interface ReadToolOptions extends WorkspaceOptions, ReadToolCaps {}
 
+/** Read's caps: each one's default (and upper bound, if any). */
+const READ_CAPS = {
+  maxLines: { fallback: 2000 },
+  maxBytes: { fallback: 256 * 1024 },
+  maxLineLength: { fallback: 2000 },
+} satisfies CapSpecs<keyof ReadToolCaps>;
+
 /** The keys of {@link ReadToolCaps}, for strict option checks. */
-export const READ_CAP_KEYS: readonly string[] = ["maxLines", "maxBytes", "maxLineLength"];
+export const READ_CAP_KEYS: readonly string[] = Object.keys(READ_CAPS);
 
 const readSchema = z.object({
   file_path: z
@@ -66,11 +73,7 @@ export interface ReadToolInput {
   readonly limit?: number | undefined;
 }
 
-interface ResolvedReadCaps {
-  readonly maxLines: number;
-  readonly maxBytes: number;
-  readonly maxLineLength: number;
-}
+type ResolvedReadCaps = ResolvedCaps<typeof READ_CAPS>;
 
 /** Checks Read's caps. Internal; `nest` names the options object inside `builtinTools()`. */
 export function resolveReadCaps(
@@ -78,21 +81,7 @@ export function resolveReadCaps(
   prefix: string,
   nest?: string,
 ): ResolvedReadCaps {
-  return {
-    maxLines: positiveIntegerOption(prefix, optionName(nest, "maxLines"), caps?.maxLines, 2000),
-    maxBytes: positiveIntegerOption(
-      prefix,
-      optionName(nest, "maxBytes"),
-      caps?.maxBytes,
-      256 * 1024,
-    ),
-    maxLineLength: positiveIntegerOption(
-      prefix,
-      optionName(nest, "maxLineLength"),
-      caps?.maxLineLength,
-      2000,
-    ),
-  };
+  return resolveCaps(READ_CAPS, caps, prefix, nest);
 }
 
 /**

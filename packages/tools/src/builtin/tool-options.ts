@@ -74,3 +74,44 @@ export function assertKnownNestedOptions(
 export function optionName(nest: string | undefined, key: string): string {
   return nest === undefined ? key : `${nest}.${key}`;
 }
+
+/** One cap of a built-in tool: its default and, if any, its upper bound. Internal. */
+export interface CapSpec {
+  readonly fallback: number;
+  readonly max?: number;
+}
+
+/** The caps of one built-in tool, by option name. Internal. */
+export type CapSpecs<Key extends string> = Readonly<Record<Key, CapSpec>>;
+
+/** The checked values of a tool's caps, one number per cap. Internal. */
+export type ResolvedCaps<Specs> = { readonly [Key in keyof Specs]: number };
+
+/**
+ * Checks every cap of a built-in tool with {@link positiveIntegerOption}, against its default
+ * and bound. Internal.
+ *
+ * @param specs - The tool's caps table.
+ * @param caps - The caps as the user gave them (own options or a nested `builtinTools` object).
+ * @param prefix - Who owns the options, for example `readTool():`.
+ * @param nest - The nested options object inside `builtinTools()` (`"read"`), if any.
+ */
+export function resolveCaps<Key extends string>(
+  specs: CapSpecs<Key>,
+  caps: Partial<Record<Key, unknown>> | undefined,
+  prefix: string,
+  nest?: string,
+): ResolvedCaps<CapSpecs<Key>> {
+  const resolved = {} as Record<Key, number>;
+  for (const key of Object.keys(specs) as Key[]) {
+    const { fallback, max } = specs[key];
+    resolved[key] = positiveIntegerOption(
+      prefix,
+      optionName(nest, key),
+      caps?.[key],
+      fallback,
+      max,
+    );
+  }
+  return resolved;
+}
