@@ -1,11 +1,16 @@
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ModelResponse } from "../model-response.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
+import {
+  bytewise,
+  drain,
+  fetchChunks,
+  serveOnce,
+  splitAt,
+} from "../transport/recorded-stream.test-helpers.js";
 import { anthropic } from "./anthropic.js";
 
 const FIXTURE = readFileSync(
@@ -16,20 +21,6 @@ const REQUEST = {
   maxTokens: 1024,
   messages: [{ role: "user" as const, content: "Weather in SF?" }],
 };
-
-/** A fetch that answers with the given byte chunks as an SSE body, without any network. */
-function fetchChunks(chunks: readonly Uint8Array[]): typeof fetch {
-  return async () =>
-    new Response(
-      new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (const chunk of chunks) controller.enqueue(chunk);
-          controller.close();
-        },
-      }),
-      { status: 200, headers: { "content-type": "text/event-stream" } },
-    );
-}
 
 async function run(
   chunks: readonly Uint8Array[],
@@ -86,27 +77,14 @@ describe("anthropic(): recorded stream fixture", () => {
   });
 
   it("parses the same message when delivered one byte at a time", async () => {
-    const bytes = Array.from({ length: FIXTURE.length }, (_, index) =>
-      FIXTURE.subarray(index, index + 1),
-    );
-    expectFixtureMessage((await run(bytes)).response);
+    expectFixtureMessage((await run(bytewise(FIXTURE))).response);
   });
 
   it("parses the same message under random multi-way splits (property)", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.uniqueArray(fc.integer({ min: 1, max: FIXTURE.length - 1 }), { maxLength: 40 }),
-        async (cuts) => {
-          const sorted = [...cuts].sort((a, b) => a - b);
-          const chunks: Uint8Array[] = [];
-          let start = 0;
-          for (const cut of sorted) {
-            chunks.push(FIXTURE.subarray(start, cut));
-            start = cut;
-          }
-          chunks.push(FIXTURE.subarray(start));
-          expectFixtureMessage((await run(chunks)).response);
-        },
+        async (cuts) => expectFixtureMessage((await run(splitAt(FIXTURE, cuts))).response),
       ),
       { numRuns: 200 },
     );
@@ -114,18 +92,12 @@ describe("anthropic(): recorded stream fixture", () => {
 
   it("never yields a corrupt tool call when the stream is truncated at any byte", async () => {
     for (let end = 0; end < FIXTURE.length; end++) {
-      const events: ModelStreamEvent[] = [];
-      let failure: unknown;
-      try {
-        const provider = anthropic({
-          apiKey: "sk-ant-fixture",
-          fetch: fetchChunks([FIXTURE.subarray(0, end)]),
-          maxRetries: 0,
-        });
-        for await (const event of provider.stream(REQUEST)) events.push(event);
-      } catch (error) {
-        failure = error;
-      }
+      const provider = anthropic({
+        apiKey: "sk-ant-fixture",
+        fetch: fetchChunks([FIXTURE.subarray(0, end)]),
+        maxRetries: 0,
+      });
+      const { events, failure } = await drain(provider, REQUEST);
       expect(failure, `truncated at byte ${end}`).toBeInstanceOf(ProviderError);
       expect((failure as ProviderError).code).toBe("provider_stream_truncated");
       expect(events.some((event) => event.type === "response")).toBe(false);
@@ -133,22 +105,13 @@ describe("anthropic(): recorded stream fixture", () => {
   });
 
   it("parses the recorded stream served over real HTTP on 127.0.0.1", async () => {
-    const server = createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream", "request-id": "req_fixture" });
-      res.end(FIXTURE);
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    try {
-      const port = (server.address() as AddressInfo).port;
-      const provider = anthropic({ apiKey: "sk-ant-fixture", baseURL: `http://127.0.0.1:${port}` });
+    await serveOnce(FIXTURE, { "request-id": "req_fixture" }, async (origin) => {
+      const provider = anthropic({ apiKey: "sk-ant-fixture", baseURL: `${origin}` });
       let response: ModelResponse | undefined;
       for await (const event of provider.stream(REQUEST))
         if (event.type === "response") response = event.response;
       expectFixtureMessage(response!);
       expect(response!.requestId).toBe("req_fixture");
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    });
   });
 });
