@@ -22,3 +22,4 @@ export {
   type ProviderErrorDetails,
 } from "./provider-error.js";
 export { type ResolvedApiKey, resolveApiKey } from "./resolve-api-key.js";
+export { MAX_TOOL_INPUT_DEPTH, MAX_TOOL_INPUT_LENGTH } from "./transport/parse-tool-input.js";

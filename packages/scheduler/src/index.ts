@@ -21,6 +21,7 @@ export {
   type BeforeToolCall,
   type BeforeToolCallContext,
   type BeforeToolCallResult,
+  DEFAULT_ABORT_GRACE_MS,
   type RunToolBatchOptions,
   runToolBatch,
   type ToolBatchInputCall,

@@ -1,4 +1,5 @@
 import type { AnyToolDefinition } from "@lattice/tools";
+import { isThenable } from "./race-abort.js";
 import {
   DEFAULT_TOOL_CONCURRENCY,
   type ResolvedToolConcurrency,
@@ -103,7 +104,10 @@ export function isConcurrencySafeCall(call: ToolBatchPlanCall): boolean {
   if (definition === undefined || call.error !== undefined) return false;
   if (typeof definition.isConcurrencySafe !== "function") return false;
   try {
-    return definition.isConcurrencySafe(call.input) === true;
+    const answer: unknown = definition.isConcurrencySafe(call.input);
+    // A promise is not `true`: the call is unsafe, and a rejection is never unhandled (H1).
+    if (isThenable(answer)) Promise.resolve(answer).then(undefined, () => {});
+    return answer === true;
   } catch {
     return false;
   }

@@ -38,7 +38,8 @@ export function raceAbort<T>(
   });
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+/** Whether `value` is a promise or another thenable. Internal. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     value !== null &&
     (typeof value === "object" || typeof value === "function") &&

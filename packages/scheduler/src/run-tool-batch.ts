@@ -6,14 +6,16 @@ import {
   LatticeError,
   parseToolInput,
   type ToolContext,
+  ToolInputError,
   type ToolKind,
   type ToolResult,
 } from "@lattice/tools";
 import { createAbortError } from "./abort-error.js";
 import { ToolBatchPolicyError, ToolBatchRefusedError, ToolCallHookError } from "./errors.js";
 import { findEndTurn, type ToolBatchEndTurn } from "./find-end-turn.js";
+import { frozenCopy } from "./frozen-input.js";
 import { planToolBatch, type ToolBatchPlan, type ToolBatchRun } from "./plan-tool-batch.js";
-import { raceAbort } from "./race-abort.js";
+import { isThenable, raceAbort } from "./race-abort.js";
 import {
   DEFAULT_TOOL_CONCURRENCY,
   type ResolvedToolConcurrency,
@@ -37,7 +39,10 @@ import {
  * - `"denied"`: `beforeCall` denied it, or the hook itself failed;
  * - `"refused"`: the batch policy refused the batch (T25);
  * - `"policy_error"`: the batch policy failed (T26);
- * - `"cancelled"`: the query was aborted before the call could start (T22).
+ * - `"cancelled"`: the query was aborted before the call could start (T22);
+ * - `"abandoned"`: the query was aborted, and the started handler ignored its signal and had
+ *   not settled when `abortGraceMs` ran out (H5). It may still be running; its late result
+ *   is dropped.
  */
 export type ToolCallStatus =
   | "completed"
@@ -47,7 +52,8 @@ export type ToolCallStatus =
   | "denied"
   | "refused"
   | "policy_error"
-  | "cancelled";
+  | "cancelled"
+  | "abandoned";
 
 /** A tool call as the model sent it: one tool_use block. */
 export interface ToolBatchInputCall {
@@ -57,6 +63,12 @@ export interface ToolBatchInputCall {
   readonly name: string;
   /** The raw input (parsed JSON), exactly as the model sent it. */
   readonly input: unknown;
+  /**
+   * Why the model's input could not be used (JSON that did not parse, too deep, too large),
+   * when the provider found it so. The call is answered `is_error` with this text and status
+   * `"invalid_input"` before anything runs (H6).
+   */
+  readonly inputError?: string | undefined;
 }
 
 /**
@@ -120,7 +132,18 @@ export interface RunToolBatchOptions {
   readonly onEvent?: ((event: ToolBatchEvent) => void) | undefined;
   /** The monotonic clock, in milliseconds. Default `performance.now()`. */
   readonly now?: (() => number) | undefined;
+  /**
+   * After `signal` aborts, how long to wait for started handlers to settle before giving up on
+   * them (H5): the batch then settles with `aborted: true` and every handler still running is
+   * reported `"abandoned"`. Handlers that honour their signal settle first, as T22 says.
+   * Default {@link DEFAULT_ABORT_GRACE_MS} (5,000 ms); `Infinity` waits for ever (the T22
+   * behaviour before H5).
+   */
+  readonly abortGraceMs?: number | undefined;
 }
+
+/** The default `abortGraceMs`: how long an aborted batch waits for started handlers. */
+export const DEFAULT_ABORT_GRACE_MS = 5_000;
 
 /** One call's result, as the batch returns it. */
 export interface ToolCallOutcome {
@@ -170,7 +193,8 @@ export interface ToolBatchResult {
  *
  * Never rejects because of a tool, the policy, a hook or a listener: each of those becomes an
  * `is_error` result. On abort, calls not yet started are never started; the promise settles
- * only after every started handler has settled, with `aborted: true`. A policy or
+ * after every started handler has settled, with `aborted: true`, or after `abortGraceMs`
+ * when some handler ignores its signal: those are reported `"abandoned"` (H5). A policy or
  * `beforeCall` still pending when the signal aborts is not waited for (both receive the
  * signal, so they can stop): the batch settles at once and its calls get `"cancelled"`.
  *
@@ -188,6 +212,10 @@ interface CallState {
   readonly name: string;
   readonly kind: ToolKind;
   readonly definition: AnyToolDefinition | undefined;
+  /** The input as the model sent it; deep-frozen once the policy or a hook has seen it. */
+  readonly rawInput: unknown;
+  /** Why the model's input is unusable, as the provider found it (H6). */
+  readonly inputError: string | undefined;
   /** Raw input until validated, then the validated input. */
   input: unknown;
   /** Set when the call will not run; makes it unsafe for the planner. */
@@ -207,6 +235,7 @@ class BatchExecution {
   private readonly onEvent: ((event: ToolBatchEvent) => void) | undefined;
   private readonly signal: AbortSignal | undefined;
   private readonly concurrency: ResolvedToolConcurrency;
+  private readonly abortGraceMs: number;
   private readonly states: CallState[];
   private queuedAt = 0;
   private inFlight = 0;
@@ -220,6 +249,8 @@ class BatchExecution {
     this.onEvent = options.onEvent;
     this.signal = options.signal;
     this.concurrency = options.concurrency ?? DEFAULT_TOOL_CONCURRENCY;
+    const grace = options.abortGraceMs;
+    this.abortGraceMs = typeof grace === "number" && grace >= 0 ? grace : DEFAULT_ABORT_GRACE_MS;
     this.states = new Array<CallState>(options.calls.length);
   }
 
@@ -237,6 +268,8 @@ class BatchExecution {
         name: call.name,
         kind: definition?.kind ?? "tool",
         definition,
+        rawInput: call.input,
+        inputError: call.inputError,
         input: call.input,
         error: undefined,
         prepared: undefined,
@@ -262,18 +295,66 @@ class BatchExecution {
     if (this.signal?.aborted) return this.settle(undefined);
     const plan = planToolBatch(states, this.concurrency);
     if (this.onEvent !== undefined) this.emit({ type: "batch_planned", time: this.now(), plan });
-    const runs = plan.runs;
+    await this.withinGrace(this.executeRuns(plan.runs));
+    return this.settle(plan);
+  }
+
+  private async executeRuns(runs: readonly ToolBatchRun[]): Promise<void> {
     for (let runIndex = 0; runIndex < runs.length; runIndex++) {
-      if (this.signal?.aborted) break;
+      if (this.signal?.aborted) return;
       await this.executeRun(runs[runIndex]!, runIndex);
     }
-    return this.settle(plan);
+  }
+
+  /**
+   * Waits for the runs, or, once the signal has aborted, for `abortGraceMs` at most: then the
+   * handlers still running are reported `"abandoned"` and the batch settles without them (H5).
+   */
+  private withinGrace(work: Promise<void>): Promise<void> {
+    const signal = this.signal;
+    const grace = this.abortGraceMs;
+    if (signal === undefined || grace === Number.POSITIVE_INFINITY) return work;
+    return new Promise<void>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = (): void => {
+        timer = setTimeout(
+          () => {
+            this.abandonRunning();
+            resolve();
+          },
+          Math.min(grace, MAX_TIMER_MS),
+        );
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      work.then(() => {
+        signal.removeEventListener("abort", onAbort);
+        if (timer !== undefined) clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Gives up on every handler still running after the abort grace ran out (H5). */
+  private abandonRunning(): void {
+    for (const state of this.states) {
+      if (state.startedAt === undefined || state.outcome !== undefined) continue;
+      const text = `Tool "${state.name}" (${state.id}) was abandoned: the query was aborted and its handler had not settled ${this.abortGraceMs} ms later. It may still be running; make the handler stop when its context.signal aborts.`;
+      this.inFlight--;
+      this.complete(
+        state,
+        "abandoned",
+        errorToolResult(text, createAbortError(this.signal?.reason)),
+      );
+    }
   }
 
   /** Asks the policy (T23–T27); on refusal or failure, answers every call and returns false. */
   private async checkPolicy(policy: ToolBatchPolicy): Promise<boolean> {
     const toolCalls = Object.freeze(
       this.states.map((state) =>
+        // The policy sees the raw input before validation, so whatever it changes is still
+        // validated before a handler runs (H2).
         Object.freeze({ id: state.id, name: state.name, input: state.input, kind: state.kind }),
       ),
     );
@@ -325,6 +406,11 @@ class BatchExecution {
         this.refuse(state, "unknown_tool", text, new LatticeError("unknown_tool", text));
         continue;
       }
+      if (state.inputError !== undefined) {
+        const text = state.inputError;
+        this.refuse(state, "invalid_input", text, new ToolInputError(state.name, [], text));
+        continue;
+      }
       const parsed = await parseToolInput(definition, state.input);
       if (!parsed.success) {
         this.refuse(state, "invalid_input", parsed.error.message, parsed.error);
@@ -345,10 +431,18 @@ class BatchExecution {
     definition: AnyToolDefinition,
   ): Promise<boolean> {
     let answer: unknown;
+    // The hook sees a frozen copy: changing it in place (now or later) cannot reach the
+    // handler, which gets the validated input or the hook's validated { input } (H2).
+    const copy = frozenCopy(state.input);
     try {
       answer = await raceAbort(
         beforeCall(
-          Object.freeze({ id: state.id, name: state.name, input: state.input, kind: state.kind }),
+          Object.freeze({
+            id: state.id,
+            name: state.name,
+            input: copy === undefined ? state.input : copy.value,
+            kind: state.kind,
+          }),
           { signal: this.handlerSignal() },
         ),
         this.signal,
@@ -359,7 +453,16 @@ class BatchExecution {
       this.refuse(state, "denied", text, new ToolCallHookError(state.id, text, { cause: error }));
       return true;
     }
-    if (answer === undefined) return true;
+    if (answer === undefined) {
+      // The input could not be copied, so the hook saw the validated value itself: validate
+      // the model's input again rather than trust what the hook may have changed.
+      if (copy === undefined) {
+        const parsed = await parseToolInput(definition, state.rawInput);
+        if (parsed.success) state.input = parsed.input;
+        else this.refuse(state, "invalid_input", parsed.error.message, parsed.error);
+      }
+      return true;
+    }
     if (answer !== null && typeof answer === "object") {
       if ("deny" in answer && typeof answer.deny === "string") {
         const text =
@@ -370,7 +473,8 @@ class BatchExecution {
         return true;
       }
       if ("input" in answer && !("deny" in answer)) {
-        const parsed = await parseToolInput(definition, answer.input);
+        // Validate a copy: the hook may keep the object it returned and change it later (H2).
+        const parsed = await parseToolInput(definition, plainCopy(answer.input));
         if (parsed.success) {
           state.input = parsed.input;
         } else {
@@ -471,6 +575,8 @@ class BatchExecution {
   }
 
   private handlerSettled(state: CallState, result: ToolResult): void {
+    // Abandoned after the abort grace (H5): its late result is dropped.
+    if (state.outcome !== undefined) return;
     this.inFlight--;
     this.complete(state, result.isError ? "failed" : "completed", result);
   }
@@ -560,11 +666,30 @@ class BatchExecution {
 
   private emit(event: ToolBatchEvent): void {
     try {
-      this.onEvent!(event);
+      const returned: unknown = this.onEvent!(event);
+      // An async listener that rejects must not become an unhandled rejection (H1).
+      if (isThenable(returned)) Promise.resolve(returned).then(undefined, ignoreFailure);
     } catch {
       // A listener's fault must never break a batch.
     }
   }
+}
+
+/** The longest delay setTimeout honours (about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A structured clone of `value`, or `value` itself when it cannot be cloned. */
+function plainCopy(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  try {
+    return structuredClone(value);
+  } catch {
+    return value;
+  }
+}
+
+function ignoreFailure(): void {
+  // A listener's failure is ignored, like a synchronous throw.
 }
 
 function unknownToolText(name: string, tools: ReadonlyMap<string, AnyToolDefinition>): string {

@@ -3,7 +3,11 @@ import type { ContentBlock } from "../content-blocks.js";
 import type { ModelUsage } from "../model-response.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
-import { objectToolCallInput, parseToolCallInput } from "../transport/parse-tool-input.js";
+import {
+  MAX_TOOL_INPUT_LENGTH,
+  objectToolCallInput,
+  parseToolCallInput,
+} from "../transport/parse-tool-input.js";
 import { redactError, redactSecrets } from "../transport/redact-secret.js";
 import type {
   DecodedMessage,
@@ -221,7 +225,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case "input_json_delta": {
         const partialJson = delta.partial_json as string;
         if (typeof partialJson !== "string" || partialJson === "") return;
-        open.text += partialJson;
+        // Past the bound the input is refused anyway (H6): stop collecting it.
+        if (open.text.length <= MAX_TOOL_INPUT_LENGTH) open.text += partialJson;
         this.events.push({ type: "tool_input_delta", index, partialJson });
         return;
       }

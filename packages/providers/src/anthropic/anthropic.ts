@@ -4,7 +4,11 @@ import type { ModelRequest } from "../model-request.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { resolveApiKey } from "../resolve-api-key.js";
-import { type CallContext, callModel } from "../transport/call-model.js";
+import {
+  type CallContext,
+  callModel,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from "../transport/call-model.js";
 import {
   checkHeaders,
   checkRetries,
@@ -26,6 +30,7 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   "headers",
   "maxRetries",
   "timeoutMs",
+  "requestTimeoutMs",
   "fetch",
 ]);
 
@@ -51,10 +56,18 @@ export interface AnthropicOptions {
    */
   readonly maxRetries?: number;
   /**
-   * The longest wait for response headers, or between two stream chunks, in ms: a positive
+   * The longest wait for progress, in ms: for the response headers, then between two complete
+   * stream events (bytes and SSE comments that complete no event do not count, H4). A positive
    * number, `Infinity` for no timeout. Default 600000.
    */
   readonly timeoutMs?: number;
+  /**
+   * The longest one attempt may take as a whole, from sending the request to the last event of
+   * the response, in ms (H4): a positive number, `Infinity` for no limit. Default 1200000 (20
+   * minutes). Unlike `timeoutMs`, progress does not postpone it, so a server that keeps a
+   * stream alive without finishing it ends in `provider_timeout`. Each retry gets its own.
+   */
+  readonly requestTimeoutMs?: number;
   /** A custom `fetch` (a proxy agent, a test double). Default: the platform's `fetch`. */
   readonly fetch?: typeof globalThis.fetch;
 }
@@ -93,6 +106,12 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
   });
   const maxRetries = checkRetries(options.maxRetries, 2, "maxRetries", prefix);
   const timeoutMs = checkTimeout(options.timeoutMs, 600_000, "timeoutMs", prefix);
+  const requestTimeoutMs = checkTimeout(
+    options.requestTimeoutMs,
+    DEFAULT_REQUEST_TIMEOUT_MS,
+    "requestTimeoutMs",
+    prefix,
+  );
   const deepseek = /(^|\.)deepseek\.com$/i.test(hostOf(baseURL));
   const resolved =
     options.authToken !== undefined && options.apiKey === undefined
@@ -121,6 +140,7 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
     fetch: options.fetch ?? globalThis.fetch,
     maxRetries,
     timeoutMs,
+    requestTimeoutMs,
     secrets: collectSecrets(resolved.key, headers),
     keyHint: resolved.hint,
   };

@@ -4,7 +4,11 @@ import type { ModelRequest } from "../model-request.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { resolveApiKey } from "../resolve-api-key.js";
-import { type CallContext, callModel } from "../transport/call-model.js";
+import {
+  type CallContext,
+  callModel,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from "../transport/call-model.js";
 import {
   checkHeaders,
   checkRetries,
@@ -24,6 +28,7 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   "headers",
   "maxRetries",
   "timeoutMs",
+  "requestTimeoutMs",
   "fetch",
   "maxTokensParameter",
 ]);
@@ -49,10 +54,18 @@ export interface OpenAiCompatibleOptions {
    */
   readonly maxRetries?: number;
   /**
-   * The longest wait for response headers, or between two stream chunks, in ms: a positive
+   * The longest wait for progress, in ms: for the response headers, then between two complete
+   * stream events (bytes and SSE comments that complete no event do not count, H4). A positive
    * number, `Infinity` for no timeout. Default 600000.
    */
   readonly timeoutMs?: number;
+  /**
+   * The longest one attempt may take as a whole, from sending the request to the last event of
+   * the response, in ms (H4): a positive number, `Infinity` for no limit. Default 1200000 (20
+   * minutes). Unlike `timeoutMs`, progress does not postpone it, so a server that keeps a
+   * stream alive without finishing it ends in `provider_timeout`. Each retry gets its own.
+   */
+  readonly requestTimeoutMs?: number;
   /** A custom `fetch` (a proxy agent, a test double). Default: the platform's `fetch`. */
   readonly fetch?: typeof globalThis.fetch;
   /**
@@ -92,6 +105,12 @@ export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelPr
   });
   const maxRetries = checkRetries(options.maxRetries, 2, "maxRetries", prefix);
   const timeoutMs = checkTimeout(options.timeoutMs, 600_000, "timeoutMs", prefix);
+  const requestTimeoutMs = checkTimeout(
+    options.requestTimeoutMs,
+    DEFAULT_REQUEST_TIMEOUT_MS,
+    "requestTimeoutMs",
+    prefix,
+  );
   const official = /(^|\.)openai\.com$/i.test(new URL(baseURL).hostname);
   const maxTokensParameter =
     options.maxTokensParameter ?? (official ? "max_completion_tokens" : "max_tokens");
@@ -120,6 +139,7 @@ export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelPr
     fetch: options.fetch ?? globalThis.fetch,
     maxRetries,
     timeoutMs,
+    requestTimeoutMs,
     secrets: collectSecrets(resolved.key, headers),
     keyHint: resolved.hint,
   };

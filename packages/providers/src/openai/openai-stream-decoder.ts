@@ -3,7 +3,7 @@ import type { ContentBlock } from "../content-blocks.js";
 import type { ModelUsage } from "../model-response.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
-import { parseToolCallInput } from "../transport/parse-tool-input.js";
+import { MAX_TOOL_INPUT_LENGTH, parseToolCallInput } from "../transport/parse-tool-input.js";
 import { redactError, redactSecrets } from "../transport/redact-secret.js";
 import type {
   DecodedMessage,
@@ -186,7 +186,8 @@ export class OpenAiStreamDecoder implements StreamDecoder {
           ? JSON.stringify(piece)
           : "";
     if (text !== "" && state.open) {
-      state.arguments += text;
+      // Past the bound the input is refused anyway (H6): stop collecting it.
+      if (state.arguments.length <= MAX_TOOL_INPUT_LENGTH) state.arguments += text;
       this.events.push({ type: "tool_input_delta", index: state.position, partialJson: text });
     }
   }

@@ -1,40 +1,48 @@
 /** The longest delay setTimeout honours (about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** Which limit ended an attempt. */
+export type AttemptTimeout = "idle" | "deadline";
+
 /**
- * The abort controller of one HTTP attempt: aborted when the caller's signal aborts, or when
- * no data arrived for `timeoutMs` (waiting for headers, or between stream chunks).
+ * The abort controller of one HTTP attempt: aborted when the caller's signal aborts, when no
+ * progress was made for `timeoutMs` (waiting for headers, or between decoded events), or when
+ * the attempt as a whole ran past `requestTimeoutMs` (H4).
  *
- * One timer per attempt; `touch()` only records the time, so the per-chunk cost is one
- * `Date.now()`.
+ * One timer per attempt; `touch()` only records the time, so the cost per event is one
+ * `Date.now()`. Callers touch on progress only: response headers and decoded events, never
+ * raw bytes, so a server that trickles bytes or comments cannot keep an attempt alive.
  */
 export class AttemptController {
   /** The signal to pass to `fetch`. */
   readonly signal: AbortSignal;
-  /** Whether the attempt was aborted because of the timeout. */
-  timedOut = false;
+  /** Which limit aborted the attempt, if one did. */
+  timedOut: AttemptTimeout | undefined;
   readonly #controller = new AbortController();
   readonly #parent: AbortSignal | undefined;
   readonly #timeoutMs: number;
+  readonly #deadline: number;
   #lastActivity = Date.now();
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * @param parent - The caller's signal, if any.
-   * @param timeoutMs - The longest wait for data; `Infinity` disables the timer.
+   * @param timeoutMs - The longest wait for progress; `Infinity` disables it.
+   * @param requestTimeoutMs - The longest the whole attempt may take; `Infinity` disables it.
    */
-  constructor(parent: AbortSignal | undefined, timeoutMs: number) {
+  constructor(parent: AbortSignal | undefined, timeoutMs: number, requestTimeoutMs = Infinity) {
     this.signal = this.#controller.signal;
     this.#parent = parent;
-    this.#timeoutMs = timeoutMs;
+    this.#timeoutMs = timeoutMs > 0 ? timeoutMs : Infinity;
+    this.#deadline = requestTimeoutMs > 0 ? this.#lastActivity + requestTimeoutMs : Infinity;
     if (parent !== undefined) {
       if (parent.aborted) this.#controller.abort(parent.reason);
       else parent.addEventListener("abort", this, { once: true });
     }
-    if (timeoutMs > 0 && Number.isFinite(timeoutMs)) this.#schedule(timeoutMs);
+    this.#schedule();
   }
 
-  /** Records that data arrived, postponing the timeout. */
+  /** Records progress, postponing the idle timeout (not the deadline). */
   touch(): void {
     this.#lastActivity = Date.now();
   }
@@ -56,20 +64,30 @@ export class AttemptController {
     this.#controller.abort(this.#parent?.reason);
   }
 
-  #schedule(ms: number): void {
+  /** Arms the timer for whichever limit comes first; none when both are infinite. */
+  #schedule(): void {
+    const due = Math.min(this.#lastActivity + this.#timeoutMs, this.#deadline);
+    if (!Number.isFinite(due)) return;
     // setTimeout fires after 1 ms for delays above 2^31 - 1: wait in steps no longer than that.
-    this.#timer = setTimeout(() => this.#check(), Math.min(ms, MAX_TIMER_MS));
+    const delay = Math.min(Math.max(due - Date.now(), 1), MAX_TIMER_MS);
+    this.#timer = setTimeout(() => this.#check(), delay);
     (this.#timer as { unref?: () => void }).unref?.();
   }
 
   #check(): void {
-    const idle = Date.now() - this.#lastActivity;
-    if (idle >= this.#timeoutMs) {
-      this.timedOut = true;
-      this.#timer = undefined;
-      this.#controller.abort(new DOMException("The model request timed out.", "TimeoutError"));
-    } else {
-      this.#schedule(this.#timeoutMs - idle);
+    this.#timer = undefined;
+    const now = Date.now();
+    const kind: AttemptTimeout | undefined =
+      now >= this.#deadline
+        ? "deadline"
+        : now - this.#lastActivity >= this.#timeoutMs
+          ? "idle"
+          : undefined;
+    if (kind === undefined) {
+      this.#schedule();
+      return;
     }
+    this.timedOut = kind;
+    this.#controller.abort(new DOMException("The model request timed out.", "TimeoutError"));
   }
 }

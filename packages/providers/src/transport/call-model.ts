@@ -19,9 +19,24 @@ export interface CallContext extends EndpointContext {
   readonly fetch: typeof globalThis.fetch;
   /** Retries after the first attempt. */
   readonly maxRetries: number;
-  /** The longest wait for headers or between stream chunks, in milliseconds. */
+  /** The longest wait for headers or between decoded stream events, in milliseconds. */
   readonly timeoutMs: number;
+  /** The longest one attempt may take as a whole, in milliseconds (H4). */
+  readonly requestTimeoutMs: number;
 }
+
+/** The default `requestTimeoutMs`: 20 minutes for one attempt, whatever it streams. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 1_200_000;
+
+/**
+ * The largest single SSE event, in characters, and the largest non-streaming JSON body, in
+ * bytes, that a provider reads (16 MiB), H7. Past it the call ends with
+ * `provider_malformed_response` instead of buffering without end.
+ */
+export const MAX_RESPONSE_EVENT_SIZE = 16 * 1024 * 1024;
+
+/** How much of an error body is read for the error message; the rest is not downloaded. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /**
  * Sends one model request with retries and yields its normalised events; the last one is
@@ -48,7 +63,7 @@ export async function* callModel(
   const started = performance.now();
   if (signal?.aborted) throw abortError(signal);
   for (let attempt = 0; ; attempt++) {
-    const control = new AttemptController(signal, call.timeoutMs);
+    const control = new AttemptController(signal, call.timeoutMs, call.requestTimeoutMs);
     let completed = false;
     let yielded = false;
     let failure: ProviderError;
@@ -75,7 +90,7 @@ export async function* callModel(
       if (!response.ok) {
         let text = "";
         try {
-          text = await response.text();
+          text = (await readBody(response, MAX_ERROR_BODY_BYTES, control)).text;
         } catch (error) {
           if (signal?.aborted) throw error;
         }
@@ -85,7 +100,19 @@ export async function* callModel(
       } else if (stream && response.body !== null && isEventStream(headers)) {
         const decoder = codec.createStreamDecoder();
         const events = decoder.events;
-        const parser = createParser({ onEvent: (message) => decoder.handle(message) });
+        // Progress is a complete SSE event, not a byte (H4); one event has a bounded size (H7).
+        let progressed = false;
+        let pendingLength = 0;
+        const parser = createParser({
+          onEvent: (message) => {
+            progressed = true;
+            pendingLength = 0;
+            decoder.handle(message);
+          },
+          onComment: () => {
+            pendingLength = 0;
+          },
+        });
         const reader = response.body.getReader();
         const text = new TextDecoder();
         for (;;) {
@@ -96,8 +123,15 @@ export async function* callModel(
             throw transportFailure(call, control, error, attempt, true);
           }
           if (chunk.done) break;
-          control.touch();
-          parser.feed(text.decode(chunk.value, { stream: true }));
+          const piece = text.decode(chunk.value, { stream: true });
+          pendingLength += piece.length;
+          parser.feed(piece);
+          if (progressed) {
+            progressed = false;
+            control.touch();
+          } else if (pendingLength > MAX_RESPONSE_EVENT_SIZE) {
+            throw oversized(call, "one stream event", requestId);
+          }
           if (events.length > 0) {
             yielded = true;
             for (let index = 0; index < events.length; index++) yield events[index]!;
@@ -115,11 +149,13 @@ export async function* callModel(
         return;
       } else {
         let text: string;
+        let tooLarge: boolean;
         try {
-          text = await response.text();
+          ({ text, tooLarge } = await readBody(response, MAX_RESPONSE_EVENT_SIZE, control));
         } catch (error) {
           throw transportFailure(call, control, error, attempt, false);
         }
+        if (tooLarge) throw oversized(call, "a response body", requestId);
         completed = true;
         let json: unknown;
         try {
@@ -162,6 +198,47 @@ export async function* callModel(
   }
 }
 
+/**
+ * Reads a body as text, at most `limit` bytes: `tooLarge` (and the body left unread) when it
+ * is longer. A body with a `content-length` within the limit is read in one piece.
+ */
+async function readBody(
+  response: Response,
+  limit: number,
+  control: AttemptController,
+): Promise<{ readonly text: string; readonly tooLarge: boolean }> {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared <= limit || response.body === null) {
+    return { text: await response.text(), tooLarge: false };
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let bytes = 0;
+  for (;;) {
+    const chunk = await reader.read();
+    if (chunk.done) return { text: text + decoder.decode(), tooLarge: false };
+    const room = limit - bytes;
+    bytes += chunk.value.byteLength;
+    if (bytes > limit) {
+      control.abort();
+      return { text: text + decoder.decode(chunk.value.subarray(0, room)), tooLarge: true };
+    }
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+}
+
+/** The error for a response (or one stream event) larger than the provider reads (H7). */
+function oversized(call: CallContext, what: string, requestId: string | undefined): ProviderError {
+  return new ProviderError({
+    code: "provider_malformed_response",
+    message: `${call.label} at ${call.endpoint} sent ${what} larger than ${MAX_RESPONSE_EVENT_SIZE} bytes, more than any model response holds; it was not read. Check that baseURL points at a compatible API.`,
+    endpoint: call.endpoint,
+    retryable: false,
+    requestId,
+  });
+}
+
 function isEventStream(headers: Headers): boolean {
   const type = headers.get("content-type");
   return type === null || !type.includes("application/json");
@@ -196,10 +273,19 @@ function transportFailure(
 ): unknown {
   if (control.signal.aborted && !control.timedOut) return error;
   const after = retries === 0 ? "" : ` after ${retries} ${retries === 1 ? "retry" : "retries"}`;
-  if (control.timedOut) {
+  if (control.timedOut === "deadline") {
     return new ProviderError({
       code: "provider_timeout",
-      message: `${call.label} at ${call.endpoint} sent no data for ${call.timeoutMs} ms${after}. The server may be overloaded or unreachable: try again, or raise timeoutMs.`,
+      message: `${call.label} at ${call.endpoint} did not finish its response within requestTimeoutMs (${call.requestTimeoutMs} ms)${after}. The server may be overloaded or stalling: try again, or raise requestTimeoutMs for very long responses.`,
+      endpoint: call.endpoint,
+      retryable: !midStream,
+      cause: safeCause(error, call),
+    });
+  }
+  if (control.timedOut === "idle") {
+    return new ProviderError({
+      code: "provider_timeout",
+      message: `${call.label} at ${call.endpoint} made no progress (no response headers, or no complete stream event) for ${call.timeoutMs} ms${after}. The server may be overloaded or unreachable: try again, or raise timeoutMs.`,
       endpoint: call.endpoint,
       retryable: !midStream,
       cause: safeCause(error, call),
