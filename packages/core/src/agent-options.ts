@@ -1,5 +1,6 @@
 import { anthropic, type ModelProviderV1 } from "@lattice/providers";
 import {
+  DEFAULT_ABORT_GRACE_MS,
   type ResolvedToolConcurrency,
   resolveToolConcurrency,
   type ToolBatchPolicy,
@@ -55,6 +56,15 @@ export interface AgentOptions {
   readonly maxTurns?: number;
   /** `max_tokens` of each model call. Default 4096. */
   readonly maxTokens?: number;
+  /**
+   * After the query is aborted, how long (milliseconds) to wait for started tool handlers to
+   * settle before giving up on them (H5). A handler that honours `context.signal` settles
+   * first (T22); one that ignores it and is still running after the grace is reported in the
+   * trace as `"abandoned"` (a `tool_call_finished` event), may still be running, and its late
+   * result is dropped: the query settles anyway. Default 5,000 ms; `Infinity` waits for ever;
+   * `0` settles at once.
+   */
+  readonly abortGraceMs?: number;
   /** Sampling temperature. Default: the API's. */
   readonly temperature?: number;
   /**
@@ -64,7 +74,12 @@ export interface AgentOptions {
   readonly stream?: boolean;
   /** Yield `stream_event` messages with every partial delta. Default `false`. Needs `stream`. */
   readonly includePartialMessages?: boolean;
-  /** Receives every trace event of every run, synchronously. Exceptions it throws are ignored. */
+  /**
+   * Receives every trace event of every run, synchronously, in order. It may be `async`, but
+   * the run does not wait for it. Whatever it throws, and any promise it returns that rejects,
+   * is caught and ignored (never an unhandled rejection, H1); the result message counts those
+   * failures in `traceErrors`.
+   */
   readonly onTrace?: (event: TraceEvent) => void;
   /** Built-in tools to enable (`createAgent` only); none by default. */
   readonly builtinTools?: readonly BuiltinToolName[];
@@ -89,6 +104,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "hooks",
   "maxTurns",
   "maxTokens",
+  "abortGraceMs",
   "temperature",
   "stream",
   "includePartialMessages",
@@ -114,6 +130,7 @@ export interface ValidatedAgentOptions {
   readonly hooks: AgentHooks;
   readonly maxTurns: number;
   readonly maxTokens: number;
+  readonly abortGraceMs: number;
 }
 
 /**
@@ -179,6 +196,14 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
   }
   const maxTurns = positiveInteger(o.maxTurns, "maxTurns", DEFAULT_MAX_TURNS);
   const maxTokens = positiveInteger(o.maxTokens, "maxTokens", DEFAULT_MAX_TOKENS);
+  const abortGraceMs = o.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS;
+  if (typeof abortGraceMs !== "number" || !(abortGraceMs >= 0)) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "abortGraceMs",
+      `must be a number of milliseconds ≥ 0 (Infinity to wait for ever), received ${describeValue(o.abortGraceMs)}. Omit it for the default (${DEFAULT_ABORT_GRACE_MS}).`,
+    );
+  }
   if (o.temperature !== undefined && (typeof o.temperature !== "number" || !(o.temperature >= 0))) {
     throw new InvalidOptionError(
       PREFIX,
@@ -219,6 +244,7 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
     hooks,
     maxTurns,
     maxTokens,
+    abortGraceMs,
   };
 }
 

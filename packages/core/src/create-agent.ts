@@ -210,6 +210,7 @@ export function prepareAgent(
     hooks: validated.hooks,
     maxTurns: validated.maxTurns,
     maxTokens: validated.maxTokens,
+    abortGraceMs: validated.abortGraceMs,
     temperature: o.temperature,
     stream: o.stream !== false,
     includePartialMessages: o.includePartialMessages === true,

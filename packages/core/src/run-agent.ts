@@ -34,6 +34,8 @@ export interface AgentRuntime {
   readonly hooks: AgentHooks;
   readonly maxTurns: number;
   readonly maxTokens: number;
+  /** How long an aborted batch waits for handlers that ignore their signal (H5). */
+  readonly abortGraceMs: number;
   readonly temperature: number | undefined;
   /** Ask the provider for SSE (`true`) or one JSON body (`false`). */
   readonly stream: boolean;
@@ -112,7 +114,8 @@ export async function runAgent(
   const sessionId = randomUUID();
   const startedAt = performance.now();
   const { parentToolUseId, emit } = placement;
-  const trace = combineTraces(runtime.onTrace, placement.trace);
+  const runTrace = combineTraces(runtime.onTrace, placement.trace);
+  const trace = runTrace.emit;
   const agentName = placement.agentName ?? "agent";
   const toolNames = runtime.tools.map((definition) => definition.name);
   const usage = { inputTokens: 0, outputTokens: 0 };
@@ -151,8 +154,10 @@ export async function runAgent(
       durationMs,
       usage: message.usage,
     });
-    emit(message);
-    return message;
+    const traceErrors = runTrace.failures();
+    const final = traceErrors > 0 ? { ...message, traceErrors } : message;
+    emit(final);
+    return final;
   };
   const aborted = (): Error => {
     trace?.({
@@ -297,13 +302,25 @@ export async function runAgent(
       return finish("success", textOf(content), []);
     }
 
+    const duplicate = duplicateId(toolUses);
+    if (duplicate !== undefined) {
+      // The API would reject the results of such a reply; nothing may run first (H13).
+      return finish("error_during_execution", "", [
+        `The model's reply used the tool_use id "${duplicate}" for more than one tool call, so none of its ${toolUses.length} calls ran: their results could not be told apart. This is a fault of the model or the server; retry the query.`,
+      ]);
+    }
     const batch = await runToolBatch({
-      calls: toolUses.map((block) => ({ id: block.id, name: block.name, input: block.input })),
+      calls: toolUses.map((block) =>
+        block.inputError === undefined
+          ? { id: block.id, name: block.name, input: block.input }
+          : { id: block.id, name: block.name, input: block.input, inputError: block.inputError },
+      ),
       tools: runtime.toolMap,
       concurrency: runtime.concurrency,
       policy: runtime.policy,
       signal,
-      beforeCall: beforeCallFor(toolUses, runtime.hooks, trace, sessionId),
+      abortGraceMs: runtime.abortGraceMs,
+      beforeCall: beforeCallFor(runtime.hooks, trace, sessionId),
       createContext: (call: ToolBatchCall): LatticeToolContext => ({
         signal,
         toolUseId: call.id,
@@ -388,27 +405,27 @@ export async function runAgent(
   }
 }
 
-/**
- * The scheduler's per-call hook: answers tool calls whose input JSON did not parse without
- * running them, then defers to the user's `beforeToolCall`.
- */
+/** The first tool_use id that appears twice in a reply, if any (H13). */
+function duplicateId(toolUses: readonly ToolUseBlock[]): string | undefined {
+  if (toolUses.length < 2) return undefined;
+  const seen = new Set<string>();
+  for (const block of toolUses) {
+    if (seen.has(block.id)) return block.id;
+    seen.add(block.id);
+  }
+  return undefined;
+}
+
+/** The scheduler's per-call hook: the user's `beforeToolCall`, traced. */
 function beforeCallFor(
-  toolUses: readonly ToolUseBlock[],
   hooks: AgentHooks,
   trace: ((event: TraceEvent) => void) | undefined,
   sessionId: string,
 ): BeforeToolCall | undefined {
-  const unparsable = new Map<string, string>();
-  for (const block of toolUses) {
-    if (block.inputError !== undefined) unparsable.set(block.id, block.inputError);
-  }
   const user = hooks.beforeToolCall;
-  if (unparsable.size === 0 && user === undefined) return undefined;
+  if (user === undefined) return undefined;
   // The scheduler passes the query's signal in `context` and stops waiting on abort (T22).
   return async (call, context) => {
-    const inputError = unparsable.get(call.id);
-    if (inputError !== undefined) return { deny: inputError };
-    if (user === undefined) return undefined;
     const started = performance.now();
     try {
       const answer = await user(call, { signal: context.signal });
@@ -444,18 +461,53 @@ function textOf(content: readonly ContentBlock[]): string {
   return text;
 }
 
-/** The run's trace sink: its own `onTrace` (made safe) and its parent's, or `undefined`. */
-function combineTraces(
-  onTrace: ((event: TraceEvent) => void) | undefined,
+/** A run's trace sink, and how many times the run's own `onTrace` failed (H1). Internal. */
+export interface RunTrace {
+  /** Sends an event to the run's `onTrace` (made safe) and to its parent's sink. */
+  readonly emit: ((event: TraceEvent) => void) | undefined;
+  /** How many times `onTrace` threw or returned a promise that rejected, so far. */
+  readonly failures: () => number;
+}
+
+/**
+ * The run's trace sink: its own `onTrace` (made safe) and its parent's, or `undefined`.
+ *
+ * A listener that throws, or returns a promise that rejects (an `async` listener whose
+ * database is down), never reaches the run or the host process: the failure is counted and
+ * otherwise ignored (H1).
+ */
+export function combineTraces(
+  onTrace: ((event: TraceEvent) => unknown) | undefined,
   parent: ((event: TraceEvent) => void) | undefined,
-): ((event: TraceEvent) => void) | undefined {
-  if (onTrace === undefined) return parent;
-  return (event) => {
-    try {
-      onTrace(event);
-    } catch {
-      // A trace listener must never break a run.
-    }
-    parent?.(event);
+): RunTrace {
+  let failures = 0;
+  const count = (): void => {
+    failures += 1;
   };
+  if (onTrace === undefined) return { emit: parent, failures: () => failures };
+  return {
+    emit: (event) => {
+      try {
+        catchRejection(onTrace(event), count);
+      } catch {
+        count();
+      }
+      parent?.(event);
+    },
+    failures: () => failures,
+  };
+}
+
+/**
+ * When a callback returned a promise (an `async` listener), handles its rejection with
+ * `onRejected`, so that it never becomes an unhandled rejection (H1). Internal.
+ */
+export function catchRejection(returned: unknown, onRejected: () => void): void {
+  if (
+    returned !== null &&
+    (typeof returned === "object" || typeof returned === "function") &&
+    typeof (returned as { then?: unknown }).then === "function"
+  ) {
+    Promise.resolve(returned).then(undefined, onRejected);
+  }
 }

@@ -85,6 +85,12 @@ export interface SDKResultMessage {
   readonly sessionId: string;
   /** The agent tool call this run serves, or `null` for a top-level run. */
   readonly parentToolUseId: string | null;
+  /**
+   * How many times this run's `onTrace` threw or returned a promise that rejected before the
+   * run ended (H1). Those failures are otherwise ignored: a trace listener never breaks a run.
+   * Absent when there were none.
+   */
+  readonly traceErrors?: number;
 }
 
 /** Every message `agent.query()` yields. */

@@ -15,7 +15,7 @@ import {
 } from "./mailbox.js";
 import { createMemberRuntime, type MemberRuntime } from "./member-runtime.js";
 import { HandoffError } from "./multi-agent-errors.js";
-import { runAgent } from "./run-agent.js";
+import { catchRejection, runAgent } from "./run-agent.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
 
 /**
@@ -37,7 +37,10 @@ export interface TeamOptions {
   readonly baseURL?: string;
   /** The deepest chain of agents (calls and handoffs) the team allows. Default {@link DEFAULT_MAX_DEPTH}. */
   readonly maxDepth?: number;
-  /** Receives every {@link TeamEvent}, synchronously, in order. Exceptions it throws are ignored. */
+  /**
+   * Receives every {@link TeamEvent}, synchronously, in order. It may be `async`; whatever it
+   * throws, and a promise it returns that rejects, is ignored (never an unhandled rejection).
+   */
   readonly onEvent?: (event: TeamEvent) => void;
 }
 
@@ -254,7 +257,8 @@ export function createTeam(options: TeamOptions): Team {
 
   const emit = (event: TeamEvent): void => {
     try {
-      options.onEvent?.(event);
+      // An async listener that rejects is ignored too, never an unhandled rejection (H1).
+      if (options.onEvent !== undefined) catchRejection(options.onEvent(event), ignore);
     } catch {
       // A listener must never break the team.
     }
@@ -664,4 +668,8 @@ function validateMembers(options: TeamOptions): MemberState[] {
     });
   });
   return states;
+}
+
+function ignore(): void {
+  // A team listener's failure is ignored, like a synchronous throw.
 }
