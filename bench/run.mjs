@@ -94,6 +94,15 @@ const scheduler = spawnSync(
 process.stdout.write(scheduler.stdout);
 if (scheduler.status !== 0) process.stderr.write(scheduler.stderr);
 
+console.log("\n## Built-in file tools\n");
+const fileTools = spawnSync(
+  process.execPath,
+  [join(here, "file-tools.bench.mjs"), ...(quick ? ["--quick"] : [])],
+  { encoding: "utf8" },
+);
+process.stdout.write(fileTools.stdout);
+if (fileTools.status !== 0) process.stderr.write(fileTools.stderr);
+
 mkdirSync(join(here, "results"), { recursive: true });
 writeFileSync(
   join(here, "results", "latest.json"),
@@ -106,6 +115,7 @@ writeFileSync(
       agent,
       goals: rows,
       scheduler: scheduler.stdout,
+      fileTools: fileTools.stdout,
     },
     null,
     2,

@@ -87,6 +87,14 @@ export interface AgentOptions {
   readonly cwd?: string;
   /** More directories built-in tools may touch. */
   readonly additionalDirectories?: readonly string[];
+  /**
+   * Let the built-in Read, Grep and Edit open files with more than one hard link. Default
+   * `false`: such a file may be the same as one outside `cwd`, so Read and Edit refuse it
+   * and Grep skips it, each saying so. Write and Edit replace files, so they never write
+   * through a hard link either way. Turn it on for trees that hard-link their files on
+   * purpose (pnpm's `node_modules`).
+   */
+  readonly allowHardLinks?: boolean;
 }
 
 /** Every key {@link AgentOptions} accepts. */
@@ -112,6 +120,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "builtinTools",
   "cwd",
   "additionalDirectories",
+  "allowHardLinks",
 ]);
 
 /** Default `maxTurns`. */
@@ -157,6 +166,13 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
   optionalString(o.baseURL, "baseURL");
   optionalString(o.systemPrompt, "systemPrompt");
   optionalString(o.cwd, "cwd");
+  if (o.allowHardLinks !== undefined && typeof o.allowHardLinks !== "boolean") {
+    throw new InvalidOptionError(
+      PREFIX,
+      "allowHardLinks",
+      `must be true or false, received ${describeValue(o.allowHardLinks)}. Omit it for the default (false).`,
+    );
+  }
   if (o.provider !== undefined) {
     const provider = o.provider as Partial<ModelProviderV1> | null;
     if (

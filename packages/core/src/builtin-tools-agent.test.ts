@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { link, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createScriptedModelServer, type ScriptedModelServer } from "@lattice/providers/testing";
@@ -162,5 +162,50 @@ describe("built-in tools through createAgent({ builtinTools, cwd }) (T15, T16)",
     }
     expect(await readFile(join(root, "secret.txt"), "utf8")).toBe("outside the project\n");
     expect(messages.at(-1)).toMatchObject({ subtype: "success" });
+  });
+});
+
+describe("allowHardLinks through createAgent({ builtinTools, cwd, allowHardLinks }) (H10)", () => {
+  const readHardLink = async (allowHardLinks?: boolean): Promise<SDKUserMessage | undefined> => {
+    server.enqueue(
+      {
+        content: [{ type: "tool_use", id: "h1", name: "Read", input: { file_path: "linked.txt" } }],
+      },
+      { content: [{ type: "text", text: "done" }] },
+    );
+    const agent = createAgent({
+      apiKey: "sk-test",
+      baseURL: server.anthropicBaseURL,
+      model: "scripted",
+      builtinTools: ["Read"],
+      cwd,
+      ...(allowHardLinks === undefined ? {} : { allowHardLinks }),
+    });
+    const messages: SDKMessage[] = [];
+    for await (const message of agent.query("Read the linked file")) messages.push(message);
+    return messages.find((message): message is SDKUserMessage => message.type === "user");
+  };
+
+  it("H10: Read refuses a hard link to a file outside cwd by default, and reads it with allowHardLinks: true", async () => {
+    // linked.txt inside the project is the same file as secret.txt outside it.
+    await link(join(root, "secret.txt"), join(cwd, "linked.txt"));
+    const refused = (await readHardLink())?.message.content[0];
+    expect(refused?.is_error).toBe(true);
+    expect(JSON.stringify(refused?.content)).toContain("allowHardLinks");
+    expect(JSON.stringify(refused?.content)).not.toContain("outside the project");
+    const allowed = (await readHardLink(true))?.message.content[0];
+    expect(allowed?.is_error).not.toBe(true);
+    expect(JSON.stringify(allowed?.content)).toContain("outside the project");
+  });
+
+  it("H10: createAgent checks allowHardLinks is a boolean", () => {
+    expect(() =>
+      createAgent({
+        apiKey: "sk-test",
+        builtinTools: ["Read"],
+        cwd,
+        allowHardLinks: "yes" as never,
+      }),
+    ).toThrow('AgentOptions: option "allowHardLinks" must be true or false, received "yes".');
   });
 });

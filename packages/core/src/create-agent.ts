@@ -228,6 +228,7 @@ export function prepareAgent(
         ...(o.additionalDirectories !== undefined
           ? { additionalDirectories: o.additionalDirectories }
           : {}),
+        ...(o.allowHardLinks !== undefined ? { allowHardLinks: o.allowHardLinks } : {}),
       });
       runtime = makeRuntime([...userTools, ...builtins]);
       return runtime;

@@ -123,6 +123,57 @@ describe("Bash", () => {
     await waitFor(() => isDead(child), 2000);
   });
 
+  it("H12: on timeout, names a process that left the group with setsid as possibly still running", async () => {
+    const result = await call(bashTool({ cwd: fixture.cwd }), {
+      command: "setsid sleep 30 & echo $! > setsid-child.pid; sleep 30",
+      timeout: 500,
+    });
+    const survivor = await readPid("setsid-child.pid");
+    try {
+      const output = text(result);
+      expect(result.isError).toBe(true);
+      expect(output).toContain("Command timed out after 500 ms");
+      expect(output).toContain(
+        `1 process left the process group and may still be running: pid ${survivor} (sleep).`,
+      );
+      expect(output).not.toContain("every process it started were killed");
+      expect(isDead(survivor)).toBe(false);
+    } finally {
+      process.kill(survivor, "SIGKILL");
+    }
+  });
+
+  it("H12: on abort, finds an escaped process through the process tree even when it closed the pipes", async () => {
+    const controller = new AbortController();
+    const running = call(
+      bashTool({ cwd: fixture.cwd }),
+      { command: "setsid sleep 30 >/dev/null 2>&1 & echo $! > quiet-child.pid; sleep 30" },
+      controller.signal,
+    );
+    const survivor = await readPid("quiet-child.pid");
+    try {
+      controller.abort();
+      const output = text(await running);
+      expect(output).toContain("Command cancelled");
+      expect(output).toContain(
+        `1 process left the process group and may still be running: pid ${survivor} (sleep).`,
+      );
+      expect(isDead(survivor)).toBe(false);
+    } finally {
+      process.kill(survivor, "SIGKILL");
+    }
+  });
+
+  it("H12: when every process stayed in the group, says that none was found running", async () => {
+    const result = await call(bashTool({ cwd: fixture.cwd }), {
+      command: "sleep 30 & sleep 30",
+      timeout: 300,
+    });
+    expect(text(result)).toContain(
+      "its process group (the shell and every process that stayed in it) was killed. No process that it started was found still running.",
+    );
+  });
+
   it("does not start when the signal is already aborted", async () => {
     const controller = new AbortController();
     controller.abort();

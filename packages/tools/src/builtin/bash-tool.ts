@@ -8,11 +8,13 @@ import {
   type ToolHandlerResult,
 } from "../index.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
+import { ProcessWatch, type SurvivingProcess } from "./process-survivors.js";
 import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
   realWorkspace,
   resolveWorkspace,
   throwIfAborted,
+  WORKSPACE_OPTION_KEYS,
   type Workspace,
   type WorkspaceOptions,
 } from "./workspace.js";
@@ -87,8 +89,16 @@ export function resolveBashCaps(
  * for models and prompts you trust, or run the agent inside a container or VM.
  *
  * The command runs in its own process group. On timeout, or when the call's `signal` aborts
- * (T22), the whole group (the shell and every process it started) gets SIGTERM, then SIGKILL
- * after a 2 s grace, and the call ends as an `is_error` result with the output so far.
+ * (T22), the whole group (the shell and every process that stayed in it) gets SIGTERM, then
+ * SIGKILL after a 2 s grace, and the call ends as an `is_error` result with the output so
+ * far. A process that left the group (`setsid`, a daemon that detaches itself) gets neither
+ * signal, and Bash does not pretend otherwise (H12): on Linux it watches the command's
+ * process tree through `/proc` while it runs, and after the kill the result names every
+ * process it started that is still running outside the group, and every process still
+ * holding the command's output pipes ("1 process left the process group and may still be
+ * running: pid 1234 (sleep)"). It reports them; it does not kill them. The watch is best
+ * effort: a process that detaches and closes the pipes between two looks (every 500 ms) is
+ * not seen; without `/proc` (macOS) the result says such processes cannot be detected.
  * Background processes that outlive a command which exits normally are left running, and
  * their later output is not captured. stdin is closed. Combined stdout and stderr are
  * returned in arrival order, capped at `maxOutputChars` (default 30,000: the start and the
@@ -102,7 +112,7 @@ export function resolveBashCaps(
  */
 export function bashTool(options: BashToolOptions): ToolDefinition<BashToolInput> {
   const prefix = "bashTool():";
-  assertKnownOptions(options, ["cwd", "additionalDirectories", ...BASH_CAP_KEYS], prefix);
+  assertKnownOptions(options, [...WORKSPACE_OPTION_KEYS, ...BASH_CAP_KEYS], prefix);
   return buildBashTool(resolveWorkspace(options, prefix), resolveBashCaps(options, prefix));
 }
 
@@ -115,7 +125,7 @@ export function buildBashTool(
     name: "Bash",
     description: [
       "Runs a shell command with bash -c, starting in the working directory, and returns its combined stdout and stderr and its exit code.",
-      `Default timeout ${caps.defaultTimeoutMs} ms (timeout input in ms, at most ${BASH_MAX_TIMEOUT_MS}); on timeout the command and everything it started is killed.`,
+      `Default timeout ${caps.defaultTimeoutMs} ms (timeout input in ms, at most ${BASH_MAX_TIMEOUT_MS}); on timeout the command's process group is killed, and the result names any process that escaped the group and may still run.`,
       `Output over ${caps.maxOutputChars} characters is cut in the middle. stdin is closed, so interactive commands will not wait for input.`,
       "Prefer Read, LS, Glob, Grep, Write and Edit for file work when they are available.",
     ].join("\n"),
@@ -140,13 +150,13 @@ async function runBash(
   const shown = text === "" ? "(no output)" : text;
   if (outcome.ending === "timeout") {
     return {
-      content: `${shown}\n\nCommand timed out after ${timeoutMs} ms; it and every process it started were killed. Pass a larger timeout (at most ${BASH_MAX_TIMEOUT_MS} ms) or run something shorter.`,
+      content: `${shown}\n\nCommand timed out after ${timeoutMs} ms; ${killReport(outcome)} Pass a larger timeout (at most ${BASH_MAX_TIMEOUT_MS} ms) or run something shorter.`,
       isError: true,
     };
   }
   if (outcome.ending === "abort") {
     return {
-      content: `${shown}\n\nCommand cancelled; it and every process it started were killed.`,
+      content: `${shown}\n\nCommand cancelled; ${killReport(outcome)}`,
       isError: true,
     };
   }
@@ -166,7 +176,26 @@ interface CommandOutcome {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly ending: "timeout" | "abort" | undefined;
+  /** After a timeout or abort: processes still running outside the killed group. */
+  readonly survivors: readonly SurvivingProcess[];
+  /** Whether survivors could be looked for on this platform (`/proc`). */
+  readonly watched: boolean;
 }
+
+/** What the kill of a timed-out or cancelled command stopped, and what it could not (H12). */
+function killReport(outcome: CommandOutcome): string {
+  const killed = "its process group (the shell and every process that stayed in it) was killed.";
+  if (!outcome.watched) {
+    return `${killed} Processes that left the group (setsid, daemons) cannot be detected on this platform and may still be running.`;
+  }
+  const count = outcome.survivors.length;
+  if (count === 0) return `${killed} No process that it started was found still running.`;
+  const list = outcome.survivors.map((found) => `pid ${found.pid} (${found.command})`).join(", ");
+  return `${killed} ${count} process${count === 1 ? "" : "es"} left the process group and may still be running: ${list}. Stop ${count === 1 ? "it" : "them"} with kill ${outcome.survivors.map((found) => found.pid).join(" ")} if ${count === 1 ? "it" : "they"} should not run.`;
+}
+
+/** How often the command's process tree is looked at while it runs. */
+const WATCH_INTERVAL_MS = 500;
 
 function runCommand(
   command: string,
@@ -184,6 +213,10 @@ function runCommand(
     let ending: "timeout" | "abort" | undefined;
     let killing: Promise<void> | undefined;
     let exited = false;
+    // Watch the command's process tree, to tell afterwards what escaped its group (H12).
+    const watch = child.pid === undefined ? undefined : new ProcessWatch(child.pid);
+    const watcher = setInterval(() => watch?.scan(), WATCH_INTERVAL_MS);
+    watcher.unref();
     const closed = new Promise<void>((resolveClosed) => child.once("close", () => resolveClosed()));
 
     const killGroup = (name: NodeJS.Signals): void => {
@@ -197,6 +230,8 @@ function runCommand(
     const terminate = (reason: "timeout" | "abort"): void => {
       if (ending !== undefined || exited) return;
       ending = reason;
+      // The last look before the kill: the tree is still whole.
+      watch?.scan();
       killGroup("SIGTERM");
       killing = Promise.race([closed, delay(KILL_GRACE_MS)]).then(() => killGroup("SIGKILL"));
     };
@@ -206,6 +241,7 @@ function runCommand(
     if (signal.aborted) onAbort();
     const cleanUp = (): void => {
       clearTimeout(timer);
+      clearInterval(watcher);
       signal.removeEventListener("abort", onAbort);
     };
 
@@ -235,9 +271,16 @@ function runCommand(
           // Background processes may still hold the pipes: take what is there, then let go.
           await Promise.race([closed, delay(DRAIN_MS)]);
         }
+        const survivors = killing !== undefined && watch !== undefined ? watch.survivors() : [];
         child.stdout.destroy();
         child.stderr.destroy();
-        resolve({ code, signal: exitSignal, ending });
+        resolve({
+          code,
+          signal: exitSignal,
+          ending,
+          survivors,
+          watched: watch?.supported ?? false,
+        });
       };
       void finish();
     });

@@ -8,7 +8,9 @@ import { LatticeError } from "../index.js";
  *
  * Codes: `"path_outside_working_directory"`, `"file_not_found"`, `"not_a_file"`,
  * `"not_a_directory"`, `"binary_file"`, `"edit_no_change"`, `"edit_old_string_not_found"`,
- * `"edit_old_string_not_unique"`, `"invalid_pattern"`, `"aborted"`, `"file_system_error"`.
+ * `"edit_old_string_not_unique"`, `"invalid_pattern"`, `"aborted"`, `"file_system_error"`,
+ * `"hard_link"` (a file with more than one hard link, without `allowHardLinks`),
+ * `"file_changed"` (a path that turned into a symlink or a file while the tool used it).
  */
 export class BuiltinToolError extends LatticeError {
   /**

@@ -12,7 +12,7 @@ import { buildGrepTool, GREP_CAP_KEYS, type GrepToolCaps, resolveGrepCaps } from
 import { buildLsTool, LS_CAP_KEYS, type LsToolCaps, resolveLsCaps } from "./ls-tool.js";
 import { buildReadTool, READ_CAP_KEYS, type ReadToolCaps, resolveReadCaps } from "./read-tool.js";
 import { assertKnownNestedOptions } from "./tool-options.js";
-import { resolveWorkspace, type WorkspaceOptions } from "./workspace.js";
+import { resolveWorkspace, WORKSPACE_OPTION_KEYS, type WorkspaceOptions } from "./workspace.js";
 import { buildWriteTool } from "./write-tool.js";
 
 /**
@@ -37,7 +37,7 @@ export interface BuiltinToolsOptions extends WorkspaceOptions {
   readonly bash?: BashToolCaps | undefined;
 }
 
-const OPTION_KEYS = ["tools", "cwd", "additionalDirectories", "read", "ls", "glob", "grep", "bash"];
+const OPTION_KEYS = ["tools", ...WORKSPACE_OPTION_KEYS, "read", "ls", "glob", "grep", "bash"];
 
 const ALLOWED = BUILTIN_TOOL_NAMES.join(", ");
 
@@ -51,8 +51,13 @@ const ALLOWED = BUILTIN_TOOL_NAMES.join(", ");
  * of an additional directory. So `..`, absolute paths outside, and symlinks that lead out
  * are refused with an `is_error` result that names the path as the model gave it and never
  * reads or shows the outside file; a symlink from one place inside to another is fine.
- * This confinement covers the file tools only: **Bash is not a sandbox** (see
- * {@link bashTool}).
+ * The check is repeated on the opened handle (its real path, through `/proc/self/fd` on
+ * Linux), and every read and write goes through that handle, so a symlink swapped in by
+ * another process between the check and the use cannot redirect it (H9). Write and Edit
+ * replace files atomically, so a hard link is never written through; Read, Grep and Edit
+ * refuse files with more than one hard link unless `allowHardLinks` is `true` (H10). A
+ * FIFO, socket or device is refused and never blocks a call (H11). This confinement covers
+ * the file tools only: **Bash is not a sandbox** (see {@link bashTool}).
  *
  * Every tool has `kind: "builtin"` (T23). Read, LS, Glob and Grep are concurrency-safe
  * (`isConcurrencySafe: () => true`); Write, Edit and Bash declare no rule, so they always run
@@ -71,7 +76,8 @@ const ALLOWED = BUILTIN_TOOL_NAMES.join(", ");
  *   dotted as `read.maxLines`).
  * @throws `InvalidOptionError` when `tools` is not an array of known, distinct names
  *   (the message lists the allowed ones), when `cwd` or an additional directory is not an
- *   existing directory, or when a cap is not a positive integer.
+ *   existing directory, when `allowHardLinks` is not a boolean, or when a cap is not a
+ *   positive integer.
  */
 export function builtinTools(options: BuiltinToolsOptions): AnyToolDefinition[] {
   const prefix = "builtinTools():";

@@ -1,4 +1,4 @@
-import { readFile, stat, writeFile } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import { z } from "zod/v4";
 import {
   assertKnownOptions,
@@ -9,10 +9,13 @@ import {
 } from "../index.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
+import { openConfined, readWhole } from "./open-confined.js";
+import { replaceFile } from "./replace-file.js";
 import {
-  confinePath,
+  type RealWorkspace,
   resolveWorkspace,
   throwIfAborted,
+  WORKSPACE_OPTION_KEYS,
   type Workspace,
   type WorkspaceOptions,
 } from "./workspace.js";
@@ -61,13 +64,20 @@ export interface EditToolInput {
  * `replace_all` is true. Matching is exact (no regular expressions, no `$` patterns in
  * `new_string`). The path is confined like every built-in's (see {@link builtinTools}).
  *
- * @param options - `cwd` and `additionalDirectories`.
+ * The old content is read through a handle checked inside the workspace, and the new
+ * content replaces the file atomically (a temporary file in the same directory, renamed onto
+ * it), keeping its permission bits. A file with more than one hard link is refused unless
+ * `allowHardLinks` (it may be a file outside, whose content the edit would copy in); when
+ * allowed, it is replaced, never written through, so the other names keep the old content.
+ * A directory, FIFO, socket or device is refused without being read.
+ *
+ * @param options - `cwd`, `additionalDirectories` and `allowHardLinks` (default `false`).
  * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory.
  */
 export function editTool(options: EditToolOptions): ToolDefinition<EditToolInput> {
   const prefix = "editTool():";
-  assertKnownOptions(options, ["cwd", "additionalDirectories"], prefix);
+  assertKnownOptions(options, WORKSPACE_OPTION_KEYS, prefix);
   return buildEditTool(resolveWorkspace(options, prefix));
 }
 
@@ -99,18 +109,30 @@ async function edit(
       `Edit: old_string and new_string are the same, so there is nothing to change in ${given}. Pass the new text as new_string.`,
     );
   }
-  const { real } = await confinePath(workspace, given, "Edit");
   throwIfAborted(context.signal, "Edit");
   let text: string;
+  let target: string;
+  let realWorkspace: RealWorkspace;
+  let current: Stats;
   try {
-    const info = await stat(real);
-    if (!info.isFile()) {
-      throw new BuiltinToolError(
-        "not_a_file",
-        `Edit: ${JSON.stringify(given)} is ${info.isDirectory() ? "a directory" : "not a regular file"}. Edit changes text files.`,
-      );
+    const opened = await openConfined(workspace, given, "Edit", {
+      allowHardLinks: workspace.allowHardLinks,
+    });
+    try {
+      if (!opened.stats.isFile()) {
+        throw new BuiltinToolError(
+          "not_a_file",
+          `Edit: ${JSON.stringify(given)} is a directory. Edit changes text files.`,
+        );
+      }
+      text = (await readWhole(opened.handle, opened.stats.size)).toString("utf8");
+    } finally {
+      // Nothing waits for the close: the content is already in memory.
+      opened.handle.close().catch(() => {});
     }
-    text = await readFile(real, "utf8");
+    target = opened.path;
+    realWorkspace = opened.workspace;
+    current = opened.stats;
   } catch (error) {
     throw fileSystemError(error, workspace, given, "Edit");
   }
@@ -136,7 +158,16 @@ async function edit(
         })();
   throwIfAborted(context.signal, "Edit");
   try {
-    await writeFile(real, updated, "utf8");
+    await replaceFile({
+      target,
+      content: updated,
+      workspace,
+      real: realWorkspace,
+      createParents: false,
+      given,
+      toolName: "Edit",
+      current,
+    });
   } catch (error) {
     throw fileSystemError(error, workspace, given, "Edit");
   }

@@ -1,4 +1,4 @@
-import { mkdir, utimes, writeFile } from "node:fs/promises";
+import { mkdir, symlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { globTool } from "./index.js";
@@ -83,5 +83,48 @@ describe("Glob and cancellation", () => {
     );
     expect(result.isError).toBe(true);
     expect(text(result)).toBe("Glob was cancelled before it finished.");
+  });
+});
+
+describe("Glob's walk", () => {
+  it("H3: a pattern that would backtrack for minutes is matched in linear time", async () => {
+    await mkdir(path.join(fixture.cwd, "redos"), { recursive: true });
+    await writeFile(path.join(fixture.cwd, "redos", "a".repeat(40)), "x\n");
+    let last = performance.now();
+    let largestGap = 0;
+    const ticker = setInterval(() => {
+      largestGap = Math.max(largestGap, performance.now() - last);
+      last = performance.now();
+    }, 10);
+    const result = await call(globTool({ cwd: fixture.cwd }), {
+      pattern: "redos/*a*a*a*a*a*a*a*a*a*a*b",
+    });
+    clearInterval(ticker);
+    largestGap = Math.max(largestGap, performance.now() - last);
+    expect(text(result)).toBe('No files match "redos/*a*a*a*a*a*a*a*a*a*a*b" in ..');
+    expect(largestGap).toBeLessThan(200);
+  });
+
+  it("follows a symlink cycle once and never loops", async () => {
+    await mkdir(path.join(fixture.cwd, "cycle", "inner"), { recursive: true });
+    await writeFile(path.join(fixture.cwd, "cycle", "inner", "leaf.ts"), "x\n");
+    await symlink("..", path.join(fixture.cwd, "cycle", "inner", "up"));
+    const result = await call(globTool({ cwd: fixture.cwd }), { pattern: "cycle/**/*.ts" });
+    expect(text(result)).toBe("cycle/inner/leaf.ts");
+  });
+
+  it("refuses a negated extglob and an overlong pattern, saying what to do", async () => {
+    const negated = await call(globTool({ cwd: fixture.cwd }), { pattern: "!(*.ts)" });
+    expect(negated.isError).toBe(true);
+    expect(text(negated)).toContain('negated extglobs such as "!(...)" are not supported');
+    const long = await call(globTool({ cwd: fixture.cwd }), { pattern: `${"*".repeat(501)}` });
+    expect(text(long)).toContain("at most 500 are accepted");
+  });
+
+  it("stops after maxVisited entries, with a note", async () => {
+    const result = await call(globTool({ cwd: fixture.cwd, maxVisited: 3 }), { pattern: "**/*" });
+    expect(text(result)).toContain(
+      "[Stopped after reading 3 directory entries: there may be more matching files. Narrow the pattern or path.]",
+    );
   });
 });

@@ -10,13 +10,17 @@ import {
 } from "../index.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
-import { defaultIgnores, findFiles } from "./find-files.js";
+import { type FoundFile, skippedDirectories, walkFiles } from "./find-files.js";
+import { compileGlob } from "./glob-pattern.js";
+import { SmallestItems } from "./smallest-items.js";
 import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
   confinePath,
   displayPath,
+  type RealWorkspace,
   resolveWorkspace,
   throwIfAborted,
+  WORKSPACE_OPTION_KEYS,
   type Workspace,
   type WorkspaceOptions,
 } from "./workspace.js";
@@ -25,6 +29,11 @@ import {
 export interface GlobToolCaps {
   /** The most paths one call returns. Default 100. */
   readonly maxResults?: number | undefined;
+  /**
+   * The most directory entries one call reads before it stops, with a note that the listing
+   * may be incomplete: a bound on the time of a pattern over a huge tree. Default 1,000,000.
+   */
+  readonly maxVisited?: number | undefined;
 }
 
 /** Options of {@link globTool}: the workspace and the caps. */
@@ -33,6 +42,7 @@ export interface GlobToolOptions extends WorkspaceOptions, GlobToolCaps {}
 /** Glob's caps: each one's default (and upper bound, if any). */
 const GLOB_CAPS = {
   maxResults: { fallback: 100 },
+  maxVisited: { fallback: 1_000_000 },
 } satisfies CapSpecs<keyof GlobToolCaps>;
 
 /** The keys of {@link GlobToolCaps}, for strict option checks. */
@@ -74,23 +84,31 @@ export function resolveGlobCaps(
 }
 
 /**
- * The built-in Glob tool: finds files by glob pattern (tinyglobby) inside the working
- * directory. Input `{ pattern, path? }`; concurrency-safe (T16); kind `"builtin"`.
+ * The built-in Glob tool: finds files by glob pattern inside the working directory. Input
+ * `{ pattern, path? }`; concurrency-safe (T16); kind `"builtin"`.
  *
  * Returns one path a line, relative to `cwd` (absolute for files in an additional
  * directory), most recently modified first (ties by name), at most `maxResults` (default
- * 100) with a note when cut. Dot files are matched; `.git` is always skipped and
- * `node_modules` unless the pattern or path names it. Symlinks are followed only when they
- * lead inside the workspace. A pattern with a `..` segment, or an absolute pattern outside
- * the searched directory, is refused.
+ * 100) with a note giving the number of matches when cut. Dot files are matched; `.git` is
+ * always skipped and `node_modules` unless the pattern or path names it. Symlinks are
+ * followed only when they lead inside the workspace (each linked directory once, never in a
+ * cycle). A pattern with a `..` segment, or an absolute pattern outside the searched
+ * directory, is refused.
  *
- * @param options - `cwd`, `additionalDirectories` and `maxResults`.
+ * The pattern (picomatch syntax, see `compileGlob`; at most 500 characters) is compiled to a
+ * linear-time RE2 matcher, so no pattern can stall the event loop (H3). The tree is walked as
+ * a stream (`fs.opendir`), entering only directories that can hold a match, and the newest
+ * `maxResults` matches are kept in a bounded heap, so memory stays proportional to
+ * `maxResults`, not to the tree (H8). The walk stops after `maxVisited` directory entries
+ * (default 1,000,000), with a note that the listing may be incomplete.
+ *
+ * @param options - `cwd`, `additionalDirectories`, `maxResults` and `maxVisited`.
  * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory or a cap that is not a positive integer.
  */
 export function globTool(options: GlobToolOptions): ToolDefinition<GlobToolInput> {
   const prefix = "globTool():";
-  assertKnownOptions(options, ["cwd", "additionalDirectories", ...GLOB_CAP_KEYS], prefix);
+  assertKnownOptions(options, [...WORKSPACE_OPTION_KEYS, ...GLOB_CAP_KEYS], prefix);
   return buildGlobTool(resolveWorkspace(options, prefix), resolveGlobCaps(options, prefix));
 }
 
@@ -137,36 +155,69 @@ async function globFiles(
     [directory, path.resolve(workspace.cwd, given)],
     "Glob",
   );
-  const found = await findFiles({
+  const matcher = compileGlob(pattern, "Glob");
+  const walk = walkFiles({
     directory,
-    patterns: [pattern],
-    ignore: defaultIgnores(input.pattern, input.path),
     workspace: real,
+    skip: skippedDirectories(input.pattern, input.path),
+    order: "any",
+    descend: matcher.mayContain,
+    maxVisited: caps.maxVisited,
     signal: context.signal,
   });
-  throwIfAborted(context.signal, "Glob");
-  if (found.length === 0) {
-    return { content: `No files match ${JSON.stringify(input.pattern)} in ${given}.` };
+  // The newest maxResults matches, in a heap: memory does not grow with the tree (H8).
+  const newest = new SmallestItems<DatedFile>(caps.maxResults, newestFirst);
+  let batch: FoundFile[] = [];
+  const flush = async (): Promise<void> => {
+    const dated = await Promise.all(batch.map((file) => dateFile(real, file)));
+    for (const file of dated) newest.offer(file);
+    batch = [];
+  };
+  for await (const file of walk) {
+    if (!matcher.matches(file.relative)) continue;
+    batch.push(file);
+    if (batch.length === STAT_BATCH) await flush();
   }
-  const dated = await Promise.all(
-    found.map(async (file) => {
-      let modified = 0;
-      try {
-        modified = (await stat(file.real)).mtimeMs;
-      } catch {
-        // Deleted since the crawl: sort it last.
-      }
-      return { name: displayPath(real, file.path), modified };
-    }),
-  );
-  dated.sort((a, b) => b.modified - a.modified || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const lines = dated.slice(0, caps.maxResults).map((file) => file.name);
-  if (dated.length > caps.maxResults) {
+  await flush();
+  throwIfAborted(context.signal, "Glob");
+  const limitNote = walk.stoppedAtLimit
+    ? `[Stopped after reading ${caps.maxVisited} directory entries: there may be more matching files. Narrow the pattern or path.]`
+    : undefined;
+  if (newest.offered === 0) {
+    const none = `No files match ${JSON.stringify(input.pattern)} in ${given}.`;
+    return { content: limitNote === undefined ? none : `${none}\n${limitNote}` };
+  }
+  const lines = newest.sorted().map((file) => file.name);
+  if (newest.offered > caps.maxResults) {
     lines.push(
-      `[Showing the ${caps.maxResults} most recently modified of ${dated.length} matching files. Narrow the pattern or path to see the others.]`,
+      `[Showing the ${caps.maxResults} most recently modified of ${newest.offered} matching files. Narrow the pattern or path to see the others.]`,
     );
   }
+  if (limitNote !== undefined) lines.push(limitNote);
   return { content: lines.join("\n") };
+}
+
+/** How many matches are stat-ed at a time. */
+const STAT_BATCH = 64;
+
+interface DatedFile {
+  readonly name: string;
+  readonly modified: number;
+}
+
+async function dateFile(real: RealWorkspace, file: FoundFile): Promise<DatedFile> {
+  let modified = 0;
+  try {
+    modified = (await stat(file.real)).mtimeMs;
+  } catch {
+    // Deleted since the walk: sort it last.
+  }
+  return { name: displayPath(real, file.path), modified };
+}
+
+/** Most recently modified first, ties by name. */
+function newestFirst(a: DatedFile, b: DatedFile): number {
+  return b.modified - a.modified || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 /**

@@ -104,7 +104,7 @@ describe("Grep", () => {
     const grep = grepTool({ cwd: fixture.cwd });
     const invalid = await call(grep, { pattern: "foo(" });
     expect(invalid.isError).toBe(true);
-    expect(text(invalid)).toContain('Grep: "foo(" is not a valid JavaScript regular expression');
+    expect(text(invalid)).toContain('Grep: "foo(" is not a valid RE2 regular expression');
     const missing = await call(grep, { pattern: "x", path: "nope" });
     expect(missing.isError).toBe(true);
     expect(text(missing)).toContain('"nope" does not exist');
@@ -127,5 +127,116 @@ describe("Grep and cancellation", () => {
     );
     expect(result.isError).toBe(true);
     expect(text(result)).toBe("Grep was cancelled before it finished.");
+  });
+});
+
+/** Runs `work` while a 10 ms interval ticks; returns its result and the largest gap between ticks. */
+async function withTicker<T>(work: () => Promise<T>): Promise<{ value: T; largestGap: number }> {
+  let last = performance.now();
+  let largestGap = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    largestGap = Math.max(largestGap, now - last);
+    last = now;
+  }, 10);
+  try {
+    const value = await work();
+    largestGap = Math.max(largestGap, performance.now() - last);
+    return { value, largestGap };
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+/** A deterministic string of `length` characters drawn from `alphabet`. */
+function pseudoRandom(length: number, alphabet: string, seed: number): string {
+  let state = seed;
+  let out = "";
+  for (let index = 0; index < length; index++) {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    out += alphabet[(state >> 8) % alphabet.length];
+  }
+  return out;
+}
+
+describe("Grep's pattern cannot block the event loop (H3)", () => {
+  it("H3: a catastrophic pattern does not stall a timer", async () => {
+    // A backtracking engine takes seconds on each of these lines (time doubles per "a").
+    await writeFile(path.join(fixture.cwd, "redos.txt"), `${"a".repeat(25)}!\n`.repeat(3));
+    const { value: result, largestGap } = await withTicker(() =>
+      call(grepTool({ cwd: fixture.cwd }), {
+        pattern: "^(a+)+$",
+        path: "redos.txt",
+        output_mode: "count",
+      }),
+    );
+    expect(result.isError).toBe(false);
+    expect(text(result)).toBe("No matches found.");
+    expect(largestGap).toBeLessThan(200);
+  });
+
+  it("H3: an abort during a long search stops it promptly, and timers keep their pace meanwhile", async () => {
+    // A large pattern over many lines: seconds of linear work, done in slices.
+    const lines = Array.from({ length: 6000 }, (_, index) => `c${pseudoRandom(34, "ab", index)}`);
+    await writeFile(path.join(fixture.cwd, "long-search.txt"), `${lines.join("\n")}\n`);
+    const controller = new AbortController();
+    let abortedAt = 0;
+    setTimeout(() => {
+      abortedAt = performance.now();
+      controller.abort();
+    }, 300);
+    const { value: result, largestGap } = await withTicker(() =>
+      call(
+        grepTool({ cwd: fixture.cwd }),
+        { pattern: "(.{1,100}a){1,10}c", path: "long-search.txt" },
+        controller.signal,
+      ),
+    );
+    const settledAfterAbort = performance.now() - abortedAt;
+    expect(abortedAt).toBeGreaterThan(0);
+    expect(settledAfterAbort).toBeLessThan(500);
+    expect(result.isError).toBe(true);
+    expect(text(result)).toBe("Grep was cancelled before it finished.");
+    expect(largestGap).toBeLessThan(200);
+  });
+
+  it("H3: a line too long to search on the main thread is searched on a worker", async () => {
+    // About 2,000 instructions: lines over about 1,000 characters go to the worker.
+    const line = `${"y".repeat(20_000)} ${"x".repeat(5)}END`;
+    await writeFile(path.join(fixture.cwd, "minified.js"), `short line\n${line}\nlast\n`);
+    const { value: result, largestGap } = await withTicker(() =>
+      call(grepTool({ cwd: fixture.cwd }), {
+        pattern: "x{1,1000}END",
+        path: "minified.js",
+        output_mode: "count",
+      }),
+    );
+    expect(text(result)).toBe("minified.js:1");
+    expect(largestGap).toBeLessThan(200);
+  });
+
+  it("H3: RE2 syntax: lookaround and backreferences are refused with what to do instead", async () => {
+    const grep = grepTool({ cwd: fixture.cwd });
+    const lookahead = await call(grep, { pattern: "foo(?=bar)" });
+    expect(lookahead.isError).toBe(true);
+    expect(text(lookahead)).toContain("is not a valid RE2 regular expression");
+    expect(text(lookahead)).toContain("Lookahead and lookbehind");
+    const backreference = await call(grep, { pattern: "(a)\\1" });
+    expect(text(backreference)).toContain("Backreferences (\\1, \\2, ...) are not supported");
+    const huge = await call(grep, { pattern: "(\\w{1000}){1000}" });
+    expect(huge.isError).toBe(true);
+    const oversized = await call(grep, { pattern: "[a-z]{1000}".repeat(30) });
+    expect(text(oversized)).toContain("is too large once its counted repetitions");
+    // The description the model reads says which syntax it is.
+    expect(grep.description).toContain("RE2 syntax, like ripgrep");
+  });
+
+  it("H3: Grep's glob is matched in linear time too", async () => {
+    await writeFile(path.join(fixture.cwd, `${"a".repeat(40)}.txt`), "needle\n");
+    const { value: result, largestGap } = await withTicker(() =>
+      call(grepTool({ cwd: fixture.cwd }), { pattern: "needle", glob: "*a*a*a*a*a*a*a*a*a*a*b" }),
+    );
+    expect(text(result)).toBe("No matches found.");
+    expect(largestGap).toBeLessThan(200);
   });
 });

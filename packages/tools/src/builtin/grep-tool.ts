@@ -1,6 +1,5 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
-import picomatch from "picomatch";
 import { z } from "zod/v4";
 import {
   assertKnownOptions,
@@ -9,16 +8,21 @@ import {
   type ToolDefinition,
   type ToolHandlerResult,
 } from "../index.js";
-import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
-import { defaultIgnores, type FoundFile, findFiles } from "./find-files.js";
+import { type FoundFile, skippedDirectories, walkFiles } from "./find-files.js";
+import { compileGlob, type GlobMatcher } from "./glob-pattern.js";
 import { relativePattern } from "./glob-tool.js";
+import { LinePattern } from "./grep-pattern.js";
+import { LONG_LINE_TIME_LIMIT_MS } from "./long-line-searcher.js";
+import { readFileInside } from "./open-confined.js";
 import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
   confinePath,
   displayPath,
+  type RealWorkspace,
   resolveWorkspace,
   throwIfAborted,
+  WORKSPACE_OPTION_KEYS,
   type Workspace,
   type WorkspaceOptions,
 } from "./workspace.js";
@@ -51,7 +55,7 @@ const grepSchema = z.object({
     .string()
     .min(1)
     .describe(
-      'A JavaScript regular expression to search file contents for, matched line by line (for example "function\\s+\\w+" or "TODO").',
+      'A regular expression in RE2 syntax, like ripgrep (no lookahead, lookbehind or backreferences), matched line by line: for example "function\\s+\\w+" or "TODO".',
     ),
   path: z
     .string()
@@ -78,7 +82,7 @@ const grepSchema = z.object({
 
 /** The validated input of the Grep tool. */
 export interface GrepToolInput {
-  /** A JavaScript regular expression, matched line by line. */
+  /** A regular expression in RE2 syntax (like ripgrep), matched line by line. */
   readonly pattern: string;
   /** The file or directory to search; default `cwd`. */
   readonly path?: string | undefined;
@@ -102,22 +106,31 @@ export function resolveGrepCaps(
 }
 
 /**
- * The built-in Grep tool: searches file contents with a JavaScript regular expression, in
- * plain TypeScript (no ripgrep binary to download). Input `{ pattern, path?, glob?,
- * output_mode?, "-i"? }`; concurrency-safe (T16); kind `"builtin"`.
+ * The built-in Grep tool: searches file contents with a regular expression in RE2 syntax
+ * (like ripgrep, which Claude Code's Grep runs), in plain TypeScript with no binary to
+ * download. Input `{ pattern, path?, glob?, output_mode?, "-i"? }`; concurrency-safe (T16);
+ * kind `"builtin"`.
  *
- * Files are found with tinyglobby under `path` (default `cwd`) and filtered with picomatch
- * by `glob` (a glob without `/` matches the file name at any depth). Binary files (a NUL
- * byte in the first 8 KiB), files over `maxFileBytes`, `.git`, and `node_modules` (unless
+ * Files are found by walking `path` (default `cwd`) as a stream and filtered by `glob`
+ * (picomatch syntax; a glob without `/` matches the file name at any depth). Binary files (a
+ * NUL byte in the first 8 KiB), files over `maxFileBytes`, `.git`, and `node_modules` (unless
  * `path` or `glob` names it) are skipped; `.gitignore` is not read. Files are searched in
- * path order. `output_mode`: `"files_with_matches"` (default), `"content"` (`path:line:text`),
- * or `"count"` (`path:count`). At most `maxResults` lines (default 250), with a note when
- * cut. Symlinks are followed only when they lead inside the workspace.
+ * path order: each directory's entries sorted by name (code units), a directory's files
+ * where `name/` sorts, so the order is the same on every file system. `output_mode`:
+ * `"files_with_matches"` (default), `"content"` (`path:line:text`), or `"count"`
+ * (`path:count`). At most `maxResults` lines (default 250), with a note when cut; the walk
+ * stops there, so memory stays proportional to the caps (and the largest directory), not to
+ * the tree (H8). Symlinks are followed only when they lead inside the workspace.
  *
- * The pattern is compiled with the `u` flag when it is valid so, else without; a pattern that
- * is not a valid regular expression is an `is_error` result. The search runs on the main
- * thread and checks the call's `signal` between files, so one pathological (catastrophically
- * backtracking) pattern on a large file can hold the event loop until that file is done.
+ * The pattern runs on `re2js`, a linear-time engine (RE2 ported to JavaScript): no pattern
+ * can backtrack catastrophically. So lookahead, lookbehind and backreferences are not
+ * supported; a pattern RE2 rejects is an `is_error` result (code `"invalid_pattern"`) that
+ * says what is unsupported and what to do. The search gives the event loop a turn every few
+ * milliseconds and checks the call's `signal` there, so timers, servers and other runs keep
+ * their pace and an abort stops it promptly (H3); a line too long to search within that
+ * slice (long minified lines with a large pattern) goes to a worker thread with a 5 s limit,
+ * and lines that could not be searched in time are counted in a note. Plain literal patterns
+ * are matched with `String.prototype.includes`.
  *
  * @param options - `cwd`, `additionalDirectories` and the caps of {@link GrepToolCaps}.
  * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
@@ -125,7 +138,7 @@ export function resolveGrepCaps(
  */
 export function grepTool(options: GrepToolOptions): ToolDefinition<GrepToolInput> {
   const prefix = "grepTool():";
-  assertKnownOptions(options, ["cwd", "additionalDirectories", ...GREP_CAP_KEYS], prefix);
+  assertKnownOptions(options, [...WORKSPACE_OPTION_KEYS, ...GREP_CAP_KEYS], prefix);
   return buildGrepTool(resolveWorkspace(options, prefix), resolveGrepCaps(options, prefix));
 }
 
@@ -137,7 +150,7 @@ export function buildGrepTool(
   return createToolDefinition({
     name: "Grep",
     description: [
-      "Searches file contents inside the working directory with a JavaScript regular expression, line by line.",
+      "Searches file contents inside the working directory with a regular expression in RE2 syntax, like ripgrep (no lookahead, lookbehind or backreferences), line by line.",
       'path narrows the search to a file or directory; glob filters files by name ("*.ts" matches at any depth); "-i": true ignores case.',
       'output_mode: "files_with_matches" (default) lists matching files; "content" shows path:line:text; "count" shows path:count.',
       `Binary files, .git and node_modules are skipped; at most ${caps.maxResults} result lines are returned.`,
@@ -156,92 +169,93 @@ async function grep(
   context: ToolContext,
 ): Promise<ToolHandlerResult> {
   throwIfAborted(context.signal, "Grep");
-  const regex = compile(input.pattern, input["-i"] === true);
-  const mode = input.output_mode ?? "files_with_matches";
-  const given = input.path ?? ".";
-  const { real: target, workspace: real } = await confinePath(workspace, given, "Grep");
-  let files: FoundFile[];
+  const pattern = new LinePattern(input.pattern, input["-i"] === true);
   try {
-    const info = await stat(target);
-    files = info.isDirectory()
-      ? await findFiles({
-          directory: target,
-          patterns: ["**/*"],
-          ignore: defaultIgnores(input.path, input.glob),
-          workspace: real,
-          signal: context.signal,
-        })
-      : [{ path: target, real: target }];
-  } catch (error) {
-    throwIfAborted(context.signal, "Grep");
-    throw fileSystemError(error, workspace, given, "Grep");
-  }
-  // The crawl stops quietly on abort; say so rather than report no matches.
-  throwIfAborted(context.signal, "Grep");
-  if (input.glob !== undefined) {
-    const globPattern = relativePattern(input.glob, [target], "Grep");
-    const matches = picomatch(globPattern, { dot: true });
+    const mode = input.output_mode ?? "files_with_matches";
+    const given = input.path ?? ".";
+    const { real: target, workspace: real } = await confinePath(workspace, given, "Grep");
+    const globPattern =
+      input.glob === undefined ? undefined : relativePattern(input.glob, [target], "Grep");
+    const glob = globPattern === undefined ? undefined : compileGlob(globPattern, "Grep");
     // Like ripgrep's --glob: a glob without "/" matches the file name at any depth.
-    const byName = !globPattern.includes("/");
-    files = files.filter((file) => {
-      const relative = path.relative(target, file.path).split(path.sep).join("/");
-      return matches(byName || relative === "" ? path.basename(file.path) : relative);
+    const byName = globPattern !== undefined && !globPattern.includes("/");
+    let files: AsyncIterable<FoundFile> | Iterable<FoundFile>;
+    try {
+      const info = await stat(target);
+      files = info.isDirectory()
+        ? walkFiles({
+            directory: target,
+            workspace: real,
+            skip: skippedDirectories(input.path, input.glob),
+            order: "path",
+            descend: glob === undefined || byName ? undefined : glob.mayContain,
+            signal: context.signal,
+          })
+        : [{ path: target, real: target, relative: "" }];
+    } catch (error) {
+      throwIfAborted(context.signal, "Grep");
+      throw fileSystemError(error, workspace, given, "Grep");
+    }
+    const named = nameFiles(files, real, glob, byName);
+    return await search(named, pattern, mode, caps, context.signal, {
+      workspace: real,
+      allowHardLinks: workspace.allowHardLinks,
     });
+  } finally {
+    pattern.close();
   }
-  const named = files
-    .map((file) => ({ ...file, name: displayPath(real, file.path) }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return search(named, regex, mode, caps, context.signal);
 }
 
-function compile(pattern: string, ignoreCase: boolean): RegExp {
-  const flags = ignoreCase ? "i" : "";
-  try {
-    return new RegExp(pattern, `${flags}u`);
-  } catch {
-    try {
-      return new RegExp(pattern, flags);
-    } catch (error) {
-      throw new BuiltinToolError(
-        "invalid_pattern",
-        `Grep: ${JSON.stringify(pattern)} is not a valid JavaScript regular expression (${(error as Error).message}). Escape special characters such as ( [ { . * + ? with a backslash and call Grep again.`,
-      );
+/** The files that pass `glob`, each with the name a result shows. */
+async function* nameFiles(
+  files: AsyncIterable<FoundFile> | Iterable<FoundFile>,
+  real: RealWorkspace,
+  glob: GlobMatcher | undefined,
+  byName: boolean,
+): AsyncGenerator<FoundFile & { readonly name: string }> {
+  for await (const file of files) {
+    if (glob !== undefined) {
+      const subject = byName || file.relative === "" ? path.basename(file.path) : file.relative;
+      if (!glob.matches(subject)) continue;
     }
+    yield { ...file, name: displayPath(real, file.path) };
   }
 }
 
 async function search(
-  files: readonly (FoundFile & { readonly name: string })[],
-  regex: RegExp,
+  files: AsyncIterable<FoundFile & { readonly name: string }>,
+  pattern: LinePattern,
   mode: "files_with_matches" | "content" | "count",
   caps: ResolvedGrepCaps,
   signal: AbortSignal,
+  access: { readonly workspace: RealWorkspace; readonly allowHardLinks: boolean },
 ): Promise<ToolHandlerResult> {
   const lines: string[] = [];
   let cut = false;
   let skippedLarge = 0;
-  for (const file of files) {
+  let skippedHardLinks = 0;
+  let skippedSpecial = 0;
+  for await (const file of files) {
     throwIfAborted(signal, "Grep");
     let buffer: Buffer;
     try {
-      const info = await stat(file.real);
-      if (!info.isFile()) continue;
-      if (info.size > caps.maxFileBytes) {
-        skippedLarge += 1;
+      // Read through a handle checked inside the workspace (H9): never a FIFO (H11), never a
+      // file with several hard links unless allowed (H10).
+      const read = await readFileInside(file.real, { ...access, maxBytes: caps.maxFileBytes });
+      if (read.status === "skipped") {
+        if (read.reason === "too_large") skippedLarge += 1;
+        if (read.reason === "hard_link") skippedHardLinks += 1;
+        if (read.reason === "special") skippedSpecial += 1;
         continue;
       }
-      buffer = await readFile(file.real, { signal });
+      buffer = read.buffer;
     } catch {
       throwIfAborted(signal, "Grep");
       continue;
     }
     if (buffer.subarray(0, 8192).includes(0)) continue;
-    const text = buffer.toString("utf8").split(/\r?\n/);
-    if (text.length > 0 && text[text.length - 1] === "") text.pop();
     let count = 0;
-    for (let index = 0; index < text.length; index++) {
-      const line = text[index]!;
-      if (!regex.test(line)) continue;
+    for await (const { index, line } of pattern.matchingLines(buffer.toString("utf8"), signal)) {
       count += 1;
       if (mode === "files_with_matches") break;
       if (mode === "content") {
@@ -265,6 +279,8 @@ async function search(
       lines.push(mode === "count" ? `${file.name}:${count}` : file.name);
     }
   }
+  // The walk and the line search stop quietly on abort; say so rather than report no matches.
+  throwIfAborted(signal, "Grep");
   const notes: string[] = [];
   if (cut) {
     const what = mode === "content" ? "matching lines" : "files";
@@ -275,6 +291,22 @@ async function search(
   if (skippedLarge > 0) {
     notes.push(
       `[${skippedLarge} file${skippedLarge === 1 ? " was" : "s were"} larger than ${caps.maxFileBytes} bytes and not searched.]`,
+    );
+  }
+  if (skippedHardLinks > 0) {
+    notes.push(
+      `[${skippedHardLinks} file${skippedHardLinks === 1 ? " has" : "s have"} more than one hard link and ${skippedHardLinks === 1 ? "was" : "were"} not searched: such a file may be the same as one outside the working directory. Ask the user to enable allowHardLinks to search ${skippedHardLinks === 1 ? "it" : "them"}.]`,
+    );
+  }
+  if (skippedSpecial > 0) {
+    notes.push(
+      `[${skippedSpecial} file${skippedSpecial === 1 ? " is a FIFO, socket or device" : "s are FIFOs, sockets or devices"} and ${skippedSpecial === 1 ? "was" : "were"} not searched.]`,
+    );
+  }
+  if (pattern.unsearchedLines > 0) {
+    const count = pattern.unsearchedLines;
+    notes.push(
+      `[${count} very long line${count === 1 ? " was" : "s were"} not searched: this pattern could not finish on ${count === 1 ? "it" : "them"} within ${LONG_LINE_TIME_LIMIT_MS / 1000} s. Use a simpler pattern (a literal word, fewer counted repetitions) or narrow the search.]`,
     );
   }
   if (lines.length === 0) return { content: ["No matches found.", ...notes].join("\n") };

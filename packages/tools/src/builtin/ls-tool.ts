@@ -9,7 +9,9 @@ import {
   type ToolHandlerResult,
 } from "../index.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
+import { directoryBatches } from "./directory-batches.js";
 import { fileSystemError } from "./file-errors.js";
+import { SmallestItems } from "./smallest-items.js";
 import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
   confinePath,
@@ -17,6 +19,7 @@ import {
   type RealWorkspace,
   resolveWorkspace,
   throwIfAborted,
+  WORKSPACE_OPTION_KEYS,
   type Workspace,
   type WorkspaceOptions,
 } from "./workspace.js";
@@ -34,6 +37,13 @@ export interface LsToolOptions extends WorkspaceOptions, LsToolCaps {}
 const LS_CAPS = {
   maxEntries: { fallback: 1000 },
 } satisfies CapSpecs<keyof LsToolCaps>;
+
+/**
+ * The largest directory (its size as `stat` reports it, which grows with its entries on
+ * ext4, xfs, btrfs and tmpfs: at most some thousands of names) that LS reads at once with
+ * `fs.readdir`; a larger one, or one whose size is unknown (0), is read as a stream.
+ */
+const SMALL_DIRECTORY_BYTES = 64 * 1024;
 
 /** The keys of {@link LsToolCaps}, for strict option checks. */
 export const LS_CAP_KEYS: readonly string[] = Object.keys(LS_CAPS);
@@ -71,7 +81,11 @@ export function resolveLsCaps(
  *
  * A symlink is shown with `/` when it leads to a directory inside the workspace; a symlink
  * that leads outside (or nowhere) is listed by name only, and never followed. At most
- * `maxEntries` entries (default 1000), with a note when cut.
+ * `maxEntries` entries (default 1000): when there are more, the first `maxEntries` by name
+ * are shown, with a note giving the total. A directory larger than 64 KiB (as `stat` reports
+ * its size), or of unknown size, is read as a stream (`fs.opendir`, 2,048 entries at a time)
+ * keeping only those first names, so memory stays proportional to `maxEntries`, not to the
+ * directory (H8); a smaller one is read at once with `fs.readdir`, which sorts it.
  *
  * @param options - `cwd`, `additionalDirectories` and `maxEntries`.
  * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
@@ -79,7 +93,7 @@ export function resolveLsCaps(
  */
 export function lsTool(options: LsToolOptions): ToolDefinition<LsToolInput> {
   const prefix = "lsTool():";
-  assertKnownOptions(options, ["cwd", "additionalDirectories", ...LS_CAP_KEYS], prefix);
+  assertKnownOptions(options, [...WORKSPACE_OPTION_KEYS, ...LS_CAP_KEYS], prefix);
   return buildLsTool(resolveWorkspace(options, prefix), resolveLsCaps(options, prefix));
 }
 
@@ -111,7 +125,9 @@ async function list(
   const given = input.path;
   const { real, workspace: realRoots } = await confinePath(workspace, given, "LS");
   throwIfAborted(context.signal, "LS");
-  let names: string[];
+  // Stream the directory, keeping only the first maxEntries names (H8): a directory of a
+  // million entries costs the time to read it, not the memory to hold it.
+  const first = new SmallestItems<string>(caps.maxEntries, compareNames);
   try {
     const info = await stat(real);
     if (!info.isDirectory()) {
@@ -120,30 +136,42 @@ async function list(
         `LS: ${JSON.stringify(given)} is a file, not a directory. Use Read to read it.`,
       );
     }
-    const entries = await readdir(real, { withFileTypes: true });
-    names = await Promise.all(
-      entries.map(async (entry) => {
-        if (entry.isDirectory()) return `${entry.name}/`;
-        if (entry.isSymbolicLink()) {
-          return (await isDirectoryInside(path.join(real, entry.name), realRoots))
+    // A small directory is read at once: the system sorts it (so sorting it here is almost
+    // free) and its listing is at most SMALL_DIRECTORY_BYTES. Any other is streamed.
+    const small = info.size > 0 && info.size <= SMALL_DIRECTORY_BYTES;
+    const batches = small ? [await readdir(real, { withFileTypes: true })] : directoryBatches(real);
+    for await (const batch of batches) {
+      throwIfAborted(context.signal, "LS");
+      for (const entry of batch) {
+        first.offer(
+          entry.isDirectory()
             ? `${entry.name}/`
-            : entry.name;
-        }
-        return entry.name;
-      }),
-    );
+            : entry.isSymbolicLink()
+              ? await linkName(entry.name, real, realRoots)
+              : entry.name,
+        );
+      }
+    }
   } catch (error) {
     throw fileSystemError(error, workspace, given, "LS");
   }
-  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  if (names.length === 0) return { content: `(${given} is an empty directory.)` };
-  const shown = names.slice(0, caps.maxEntries);
-  if (names.length > shown.length) {
+  if (first.offered === 0) return { content: `(${given} is an empty directory.)` };
+  const shown = first.sorted();
+  if (first.offered > shown.length) {
     shown.push(
-      `[Listing cut at ${caps.maxEntries} of ${names.length} entries. Use Glob with a pattern to narrow it.]`,
+      `[Listing cut at ${caps.maxEntries} of ${first.offered} entries. Use Glob with a pattern to narrow it.]`,
     );
   }
   return { content: shown.join("\n") };
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A symlink as listed: with `/` when it leads to a directory inside the workspace. */
+async function linkName(name: string, real: string, roots: RealWorkspace): Promise<string> {
+  return (await isDirectoryInside(path.join(real, name), roots)) ? `${name}/` : name;
 }
 
 /** Whether a symlink leads to a directory inside the workspace; nothing outside is read. */

@@ -1,4 +1,4 @@
-import { open, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import { z } from "zod/v4";
 import {
@@ -10,11 +10,12 @@ import {
 } from "../index.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
+import { openConfined } from "./open-confined.js";
 import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
-  confinePath,
   resolveWorkspace,
   throwIfAborted,
+  WORKSPACE_OPTION_KEYS,
   type Workspace,
   type WorkspaceOptions,
 } from "./workspace.js";
@@ -92,15 +93,20 @@ export function resolveReadCaps(
  * `maxBytes` of output, and cuts lines longer than `maxLineLength`; whenever it cuts, the
  * result ends with a note saying so and which `offset` reads on. The file is streamed, so a
  * huge file costs only what is returned. Binary files (a NUL byte in the first 8 KiB) and
- * directories are refused. Paths are confined to the workspace (see {@link builtinTools}).
+ * directories are refused. Paths are confined to the workspace (see {@link builtinTools}),
+ * and the file is read only through a handle checked after it was opened (its real path
+ * must be inside too), so a symlink swapped in cannot redirect the read. A FIFO, socket or
+ * device is refused without blocking; a file with more than one hard link is refused unless
+ * `allowHardLinks`, with a message saying why and what to do.
  *
- * @param options - `cwd`, `additionalDirectories` and the caps of {@link ReadToolCaps}.
+ * @param options - `cwd`, `additionalDirectories`, `allowHardLinks` (default `false`) and the
+ *   caps of {@link ReadToolCaps}.
  * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory or a cap that is not a positive integer.
  */
 export function readTool(options: ReadToolOptions): ToolDefinition<ReadToolInput> {
   const prefix = "readTool():";
-  assertKnownOptions(options, ["cwd", "additionalDirectories", ...READ_CAP_KEYS], prefix);
+  assertKnownOptions(options, [...WORKSPACE_OPTION_KEYS, ...READ_CAP_KEYS], prefix);
   return buildReadTool(resolveWorkspace(options, prefix), resolveReadCaps(options, prefix));
 }
 
@@ -131,34 +137,35 @@ async function readFile(
   context: ToolContext,
 ): Promise<ToolHandlerResult> {
   const given = input.file_path;
-  const { real } = await confinePath(workspace, given, "Read");
   throwIfAborted(context.signal, "Read");
+  let handle: FileHandle | undefined;
   try {
-    const info = await stat(real);
-    if (info.isDirectory()) {
+    const opened = await openConfined(workspace, given, "Read", {
+      allowHardLinks: workspace.allowHardLinks,
+    });
+    handle = opened.handle;
+    throwIfAborted(context.signal, "Read");
+    if (opened.stats.isDirectory()) {
       throw new BuiltinToolError(
         "not_a_file",
         `Read: ${JSON.stringify(given)} is a directory, not a file. Use LS to list it, or Glob to find files in it.`,
       );
     }
-    if (!info.isFile()) {
-      throw new BuiltinToolError(
-        "not_a_file",
-        `Read: ${JSON.stringify(given)} is not a regular file (a device, socket or pipe), so it is not read.`,
-      );
-    }
-    if (info.size === 0) return { content: `(${given} is empty.)` };
+    if (opened.stats.size === 0) return { content: `(${given} is empty.)` };
     const start = Math.max(1, input.offset ?? 1);
     const limit = input.limit ?? caps.maxLines;
-    return await readLines(real, given, start, limit, caps, context.signal);
+    return await readLines(opened.handle, given, start, limit, caps, context.signal);
   } catch (error) {
     if (context.signal.aborted) throwIfAborted(context.signal, "Read");
     throw fileSystemError(error, workspace, given, "Read");
+  } finally {
+    // Nothing waits for the close: the result is already built.
+    handle?.close().catch(() => {});
   }
 }
 
 async function readLines(
-  real: string,
+  handle: FileHandle,
   given: string,
   start: number,
   limit: number,
@@ -166,8 +173,7 @@ async function readLines(
   signal: AbortSignal,
 ): Promise<ToolHandlerResult> {
   const { maxBytes, maxLineLength } = caps;
-  const handle = await open(real, "r");
-  const stream = handle.createReadStream({ highWaterMark: 64 * 1024, signal });
+  const stream = handle.createReadStream({ highWaterMark: 64 * 1024, signal, autoClose: false });
   const decoder = new StringDecoder("utf8");
   const lines: string[] = [];
   let outputBytes = 0;
@@ -256,7 +262,6 @@ async function readLines(
     }
   } finally {
     stream.destroy();
-    await handle.close().catch(() => {});
   }
 
   if (lines.length === 0 && stop === undefined) {

@@ -17,7 +17,24 @@ export interface WorkspaceOptions {
   readonly cwd: string;
   /** More directories the file tools may reach, besides `cwd`. Each must exist. Default none. */
   readonly additionalDirectories?: readonly string[] | undefined;
+  /**
+   * Let Read, Grep and Edit open files that have more than one hard link. Default `false`.
+   *
+   * A hard link inside the workspace may be the very file of a path outside it, so by default
+   * Read refuses such a file (saying so), Edit refuses to read it, and Grep skips it (with a
+   * note). Write and Edit never write through a hard link whatever this option says: they
+   * replace the file, so the other names keep the old content. Package managers that
+   * hard-link files (pnpm's `node_modules`) need this option for those files to be read.
+   */
+  readonly allowHardLinks?: boolean | undefined;
 }
+
+/** The keys of {@link WorkspaceOptions}, for every tool factory's strict option check. */
+export const WORKSPACE_OPTION_KEYS: readonly string[] = [
+  "cwd",
+  "additionalDirectories",
+  "allowHardLinks",
+];
 
 /** The checked, absolute form of {@link WorkspaceOptions}. Internal. */
 export interface Workspace {
@@ -25,6 +42,8 @@ export interface Workspace {
   readonly cwd: string;
   /** `cwd` then every additional directory, absolute, as configured. */
   readonly directories: readonly string[];
+  /** Whether files with more than one hard link may be read (`allowHardLinks`). */
+  readonly allowHardLinks: boolean;
 }
 
 /** The workspace's directories resolved through symlinks, at the time of one call. Internal. */
@@ -36,8 +55,8 @@ export interface RealWorkspace {
 }
 
 /**
- * Checks `cwd` and `additionalDirectories` at definition time: each must be a string naming
- * an existing directory.
+ * Checks the workspace options at definition time: `cwd` and each additional directory must
+ * be a string naming an existing directory, `allowHardLinks` a boolean (default `false`).
  *
  * @throws {@link InvalidOptionError} naming the option and what to pass instead.
  */
@@ -55,7 +74,15 @@ export function resolveWorkspace(options: WorkspaceOptions, prefix: string): Wor
   (extra ?? []).forEach((directory: unknown, index: number) => {
     directories.push(checkDirectory(directory, prefix, `additionalDirectories[${index}]`));
   });
-  return { cwd, directories };
+  const allowHardLinks = options.allowHardLinks ?? false;
+  if (typeof allowHardLinks !== "boolean") {
+    throw new InvalidOptionError(
+      prefix,
+      "allowHardLinks",
+      `must be true or false, received ${describeValue(allowHardLinks)}. Omit it for the default (false).`,
+    );
+  }
+  return { cwd, directories, allowHardLinks };
 }
 
 function checkDirectory(value: unknown, prefix: string, option: string): string {
@@ -136,7 +163,9 @@ export interface ConfinedPath {
  * followed to where it points (so Write cannot create a file through it outside). The check
  * happens before the path's existence is reported, so the error for an outside path never
  * says whether that path exists, and nothing outside is ever read. Callers must operate on
- * the returned `real` path, never on the path as given.
+ * the returned `real` path, never on the path as given, and must not trust it either: this is
+ * the cheap first check. They open it with `openConfined` (reads) or `replaceFile` (writes),
+ * which check the opened handle again, so a symlink swapped in meanwhile cannot redirect them.
  *
  * @throws {@link BuiltinToolError} `"path_outside_working_directory"` naming the path as the
  *   model gave it.

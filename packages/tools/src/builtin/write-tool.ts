@@ -1,5 +1,3 @@
-import { mkdir, stat, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { z } from "zod/v4";
 import {
   assertKnownOptions,
@@ -10,11 +8,13 @@ import {
 } from "../index.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
+import { specialFileKind } from "./open-confined.js";
+import { replaceFile } from "./replace-file.js";
 import {
   confinePath,
-  isMissing,
   resolveWorkspace,
   throwIfAborted,
+  WORKSPACE_OPTION_KEYS,
   type Workspace,
   type WorkspaceOptions,
 } from "./workspace.js";
@@ -45,15 +45,19 @@ export interface WriteToolInput {
  *
  * The path is confined like every built-in's (see {@link builtinTools}); a symlink, even a
  * dangling one, is followed only to where it points, and refused when that is outside. The
- * file written is the resolved path, never the path as given.
+ * file written is the resolved path, never the path as given. The file is replaced
+ * atomically (a temporary file in the same directory, checked through its handle, then
+ * renamed onto it), so a hard link to a file elsewhere is replaced, never written through,
+ * and the replaced file keeps its permission bits. A directory, FIFO, socket or device at
+ * the path is refused and left as it is, without being opened.
  *
- * @param options - `cwd` and `additionalDirectories`.
+ * @param options - `cwd`, `additionalDirectories` and `allowHardLinks` (unused by Write).
  * @throws `UnknownOptionError` for an unknown key; `InvalidOptionError` for a
  *   `cwd` that is not an existing directory.
  */
 export function writeTool(options: WriteToolOptions): ToolDefinition<WriteToolInput> {
   const prefix = "writeTool():";
-  assertKnownOptions(options, ["cwd", "additionalDirectories"], prefix);
+  assertKnownOptions(options, WORKSPACE_OPTION_KEYS, prefix);
   return buildWriteTool(resolveWorkspace(options, prefix));
 }
 
@@ -78,24 +82,29 @@ async function write(
   context: ToolContext,
 ): Promise<ToolHandlerResult> {
   const given = input.file_path;
-  const { real } = await confinePath(workspace, given, "Write");
+  const { real, workspace: realWorkspace } = await confinePath(workspace, given, "Write");
   throwIfAborted(context.signal, "Write");
-  let existed = false;
+  let existed: boolean;
   try {
-    const info = await stat(real);
-    if (!info.isFile()) {
-      throw new BuiltinToolError(
-        "not_a_file",
-        `Write: ${JSON.stringify(given)} is ${info.isDirectory() ? "a directory" : "not a regular file"}; it was left as it is. Write to a file path instead.`,
-      );
-    }
-    existed = true;
-  } catch (error) {
-    if (!isMissing(error)) throw fileSystemError(error, workspace, given, "Write");
-  }
-  try {
-    await mkdir(path.dirname(real), { recursive: true });
-    await writeFile(real, input.content, "utf8");
+    ({ existed } = await replaceFile({
+      target: real,
+      content: input.content,
+      workspace,
+      real: realWorkspace,
+      createParents: true,
+      given,
+      toolName: "Write",
+      inspect: (existing) => {
+        if (existing === undefined || existing.isFile()) return;
+        const what = existing.isDirectory()
+          ? "a directory"
+          : `${specialFileKind(existing)}, not a regular file (it was not opened)`;
+        throw new BuiltinToolError(
+          "not_a_file",
+          `Write: ${JSON.stringify(given)} is ${what}; it was left as it is. Write to a file path instead.`,
+        );
+      },
+    }));
   } catch (error) {
     throw fileSystemError(error, workspace, given, "Write");
   }
