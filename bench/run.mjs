@@ -94,6 +94,15 @@ const scheduler = spawnSync(
 process.stdout.write(scheduler.stdout);
 if (scheduler.status !== 0) process.stderr.write(scheduler.stderr);
 
+console.log("\n## Session stores\n");
+const sessionStore = spawnSync(
+  process.execPath,
+  [join(here, "session-store.bench.mjs"), ...(quick ? ["--quick"] : [])],
+  { encoding: "utf8" },
+);
+process.stdout.write(sessionStore.stdout);
+if (sessionStore.status !== 0) process.stderr.write(sessionStore.stderr);
+
 console.log("\n## Built-in file tools\n");
 const fileTools = spawnSync(
   process.execPath,
@@ -116,6 +125,7 @@ writeFileSync(
       goals: rows,
       scheduler: scheduler.stdout,
       fileTools: fileTools.stdout,
+      sessionStore: sessionStore.stdout,
     },
     null,
     2,

@@ -1,7 +1,11 @@
 // Packs every public package with `pnpm pack` (as a release would) and installs the tarballs
 // into a fresh temporary project with npm, as a user would, then checks that
 // `import { createAgent, tool } from "agent-lattice"` and `from "@lattice/tools"` work at run
-// time and type-check, and runs an agent offline against the scripted model server.
+// time and type-check, runs an agent offline against the scripted model server, and runs the
+// session store conformance suite against the packed @lattice/store-sqlite.
+// Installing @lattice/store-sqlite builds better-sqlite3 (a native module) from source when no
+// prebuilt binary can be downloaded, as here: that needs Python, make and a C++ compiler and
+// adds about a minute, but works offline (only the npm registry is needed).
 // Needs `pnpm build` first. Exits non-zero on any failure.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
-const packages = ["tools", "scheduler", "providers", "core", "agent-lattice"];
+const packages = ["tools", "scheduler", "providers", "core", "agent-lattice", "store-sqlite"];
 const work = mkdtempSync(join(tmpdir(), "lattice-pack-"));
 const run = (command, args, cwd) =>
   execFileSync(command, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
@@ -43,6 +47,7 @@ try {
         dependencies: {
           "agent-lattice": tarballs["agent-lattice"],
           "@lattice/tools": tarballs["@lattice/tools"],
+          "@lattice/store-sqlite": tarballs["@lattice/store-sqlite"],
           zod: "4.6.7",
         },
         overrides: Object.fromEntries(
@@ -59,8 +64,9 @@ try {
     join(project, "check.ts"),
     `import { createAgent, tool, type SDKResultMessage } from "agent-lattice";
 import { builtinTools } from "agent-lattice/builtin";
-import { createScriptedModelServer } from "agent-lattice/testing";
+import { createScriptedModelServer, sessionStoreConformance } from "agent-lattice/testing";
 import { tool as toolFromTools } from "@lattice/tools";
+import { sqliteSessionStore } from "@lattice/store-sqlite";
 import { z } from "zod/v4";
 
 if (tool !== toolFromTools) throw new Error("agent-lattice and @lattice/tools export different tool()");
@@ -77,7 +83,9 @@ const result: SDKResultMessage = await agent.run("What is 6 * 7?");
 await server.close();
 if (result.result !== "42") throw new Error("unexpected result " + JSON.stringify(result));
 if (builtinTools({ tools: ["Read"], cwd: "." }).length !== 1) throw new Error("builtinTools failed");
-console.log("pack check: ok (" + result.result + ")");
+const checks = sessionStoreConformance(() => sqliteSessionStore({ path: ":memory:" }));
+for (const check of checks) await check.run();
+console.log("pack check: ok (" + result.result + ", " + checks.length + " session store checks)");
 `,
   );
   writeFileSync(

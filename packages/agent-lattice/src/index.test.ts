@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import * as core from "@lattice/core";
+import * as coreTesting from "@lattice/core/testing";
 import * as providers from "@lattice/providers";
 import * as testingServer from "@lattice/providers/testing";
 import * as scheduler from "@lattice/scheduler";
@@ -34,6 +35,7 @@ describe("agent-lattice re-exports", () => {
     ["@lattice/tools", tools, umbrella],
     ["@lattice/tools/builtin", builtinTools, builtin],
     ["@lattice/providers/testing", testingServer, testing],
+    ["@lattice/core/testing", coreTesting, testing],
   ])("re-exports every runtime export of %s", (_name, source, target) => {
     for (const [name, value] of Object.entries(source)) {
       expect(target, name).toHaveProperty(name);

@@ -31,6 +31,7 @@ export {
 } from "./delegate-tool.js";
 export { type JsonlTraceWriter, jsonlTraceWriter, type TraceSink } from "./jsonl-trace-writer.js";
 export { createInMemoryMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
+export { memorySessionStore } from "./memory-session-store.js";
 export { AgentDepthError, HandoffError } from "./multi-agent-errors.js";
 export type {
   RunUsage,
@@ -42,6 +43,13 @@ export type {
   SDKSystemMessage,
   SDKUserMessage,
 } from "./sdk-message.js";
+export {
+  type JsonValue,
+  SessionConflictError,
+  type SessionEntry,
+  type SessionSnapshot,
+  type SessionStore,
+} from "./session-store.js";
 export { PARALLEL_TOOL_CALLS_GUIDANCE } from "./system-prompt.js";
 export {
   createTeam,

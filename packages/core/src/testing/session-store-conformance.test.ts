@@ -1,0 +1,222 @@
+import { describe, expect, it } from "vitest";
+import { memorySessionStore } from "../memory-session-store.js";
+import type { SessionEntry, SessionStore } from "../session-store.js";
+import { SessionConflictError } from "../session-store.js";
+import { runSessionStoreConformance, sessionStoreConformance } from "./index.js";
+
+describe("memorySessionStore() passes the conformance suite", () => {
+  runSessionStoreConformance(memorySessionStore, it);
+});
+
+describe("memorySessionStore() with a reopen that keeps the same store", () => {
+  const checks = sessionStoreConformance(memorySessionStore, { reopen: (store) => store });
+  it.each(
+    checks.filter((check) => check.name.includes("reopen")).map((check) => [check.name, check]),
+  )("%s", async (_name, check) => {
+    await check.run();
+  });
+});
+
+/** Runs one check of the suite against `store` and returns its failure message. */
+async function failureOf(makeStore: () => SessionStore, name: string): Promise<string> {
+  const check = sessionStoreConformance(makeStore).find((candidate) =>
+    candidate.name.startsWith(name),
+  );
+  if (check === undefined) throw new Error(`no check named ${name}`);
+  try {
+    await check.run();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`the check "${check.name}" passed a broken store`);
+}
+
+/** A memory store with one method replaced. */
+function broken(overrides: (inner: SessionStore) => Partial<SessionStore>): () => SessionStore {
+  return () => {
+    const inner = memorySessionStore();
+    return { ...inner, ...overrides(inner) };
+  };
+}
+
+describe("the conformance suite", () => {
+  it("R12: every check is named for R12 and the suite has the listed checks", () => {
+    const names = sessionStoreConformance(memorySessionStore).map((check) => check.name);
+    expect(names.every((name) => name.startsWith("R12: "))).toBe(true);
+    expect(names).toHaveLength(14);
+    expect(sessionStoreConformance(memorySessionStore, { reopen: (store) => store })).toHaveLength(
+      15,
+    );
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it("R12: runSessionStoreConformance registers each check with define(name, run)", async () => {
+    const defined: [string, () => Promise<void>][] = [];
+    runSessionStoreConformance(memorySessionStore, (name, run) => defined.push([name, run]));
+    expect(defined.map(([name]) => name)).toEqual(
+      sessionStoreConformance(memorySessionStore).map((check) => check.name),
+    );
+    await defined[0]![1]();
+  });
+
+  it("R12: fails a store that ignores expectedVersion", async () => {
+    const ignoresVersion = () => {
+      const sessions = new Map<string, string[]>();
+      const store: SessionStore = {
+        async load(sessionId) {
+          const texts = sessions.get(sessionId) ?? [];
+          return { entries: texts.map((text) => JSON.parse(text)), version: texts.length };
+        },
+        async append(sessionId, _expectedVersion, entries) {
+          const texts = sessions.get(sessionId) ?? [];
+          texts.push(...entries.map((entry) => JSON.stringify(entry)));
+          sessions.set(sessionId, texts);
+          return texts.length;
+        },
+        list: async () => [...sessions.keys()].sort(),
+        delete: async (sessionId) => sessions.delete(sessionId),
+      };
+      return store;
+    };
+    expect(await failureOf(ignoresVersion, "R12: compare-and-append")).toMatch(
+      /append at version 1 to an unknown session: .* resolved with 1 although the session's version was 0; it must reject with a SessionConflictError/,
+    );
+    expect(await failureOf(ignoresVersion, "R12: of 20 writers")).toMatch(
+      /20 writers appended at version 0: 20 succeeded/,
+    );
+  });
+
+  it("R12: fails a store whose load-check-write is not atomic (lost updates under concurrent writers)", async () => {
+    const racy = broken((inner) => ({
+      async append(sessionId, expectedVersion, entries) {
+        const { version } = await inner.load(sessionId);
+        if (version !== expectedVersion) {
+          throw new SessionConflictError(sessionId, expectedVersion, version);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        // Writes without checking again: the check and the write are not one step.
+        return inner.append(sessionId, (await inner.load(sessionId)).version, entries);
+      },
+    }));
+    expect(await failureOf(racy, "R12: of 20 writers")).toMatch(/expected exactly one/);
+  });
+
+  it("R12: fails a store that interleaves the entries of one append with another's", async () => {
+    const oneByOne = broken((inner) => ({
+      async append(sessionId, expectedVersion, entries) {
+        const { version } = await inner.load(sessionId);
+        if (version !== expectedVersion) {
+          throw new SessionConflictError(sessionId, expectedVersion, version);
+        }
+        let current = version;
+        for (const entry of entries) {
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          current = await inner.append(sessionId, (await inner.load(sessionId)).version, [entry]);
+        }
+        return current;
+      },
+    }));
+    expect(await failureOf(oneByOne, "R12: writers that reload and retry")).toMatch(
+      /batches interleaved|in the log twice|got \d+ entries|the entry count/,
+    );
+  });
+
+  it("R12: fails a store that shares entry objects with its callers", async () => {
+    const sharing = () => {
+      const sessions = new Map<string, SessionEntry[]>();
+      const store: SessionStore = {
+        async load(sessionId) {
+          const entries = sessions.get(sessionId) ?? [];
+          return { entries, version: entries.length };
+        },
+        async append(sessionId, expectedVersion, entries) {
+          const log = sessions.get(sessionId) ?? [];
+          if (log.length !== expectedVersion) {
+            throw new SessionConflictError(sessionId, expectedVersion, log.length);
+          }
+          log.push(...entries);
+          sessions.set(sessionId, log);
+          return log.length;
+        },
+        async list() {
+          return [...sessions.keys()].sort();
+        },
+        async delete(sessionId) {
+          return sessions.delete(sessionId);
+        },
+      };
+      return store;
+    };
+    expect(await failureOf(sharing, "R12: entries are copies")).toMatch(
+      /a load after the appended entry was changed: entry 0 is not the entry appended there/,
+    );
+  });
+
+  it("R12: fails a store that sorts keys, lists in code-point order, or keeps deleted sessions", async () => {
+    const sortsKeys = broken((inner) => ({
+      async load(sessionId) {
+        const snapshot = await inner.load(sessionId);
+        const sort = (value: unknown): unknown =>
+          Array.isArray(value)
+            ? value.map(sort)
+            : value !== null && typeof value === "object"
+              ? Object.fromEntries(
+                  Object.keys(value)
+                    .sort()
+                    .map((key) => [key, sort((value as Record<string, unknown>)[key])]),
+                )
+              : value;
+        return { ...snapshot, entries: snapshot.entries.map(sort) as SessionEntry[] };
+      },
+    }));
+    expect(await failureOf(sortsKeys, "R12: nested JSON")).toMatch(
+      /keys came back in another order/,
+    );
+
+    const codePointOrder = broken((inner) => ({
+      async list() {
+        return (await inner.list()).sort((a, b) => {
+          const left = [...a].map((c) => c.codePointAt(0)!);
+          const right = [...b].map((c) => c.codePointAt(0)!);
+          for (let i = 0; i < Math.min(left.length, right.length); i++) {
+            if (left[i] !== right[i]) return left[i]! - right[i]!;
+          }
+          return left.length - right.length;
+        });
+      },
+    }));
+    expect(await failureOf(codePointOrder, "R12: 200 sessions")).toMatch(/not in code-unit order/);
+
+    const keepsDeleted = broken(() => ({ delete: async () => true }));
+    expect(await failureOf(keepsDeleted, "R12: delete")).toMatch(
+      /a second delete of the same session: got true, expected false/,
+    );
+  });
+
+  it("R12: fails a store that loses large or unicode entries", async () => {
+    const truncates = broken((inner) => ({
+      append: (sessionId, expectedVersion, entries) =>
+        inner.append(
+          sessionId,
+          expectedVersion,
+          JSON.parse(JSON.stringify(entries).replace(/\\u0000/g, "")) as SessionEntry[],
+        ),
+    }));
+    expect(await failureOf(truncates, "R12: unicode")).toMatch(/entry 0 is not the entry appended/);
+    expect(await failureOf(truncates, "R12: 1 MB")).toMatch(/is not the entry appended there/);
+  });
+
+  it("R12: refuses bad arguments with InvalidOptionError", () => {
+    expect(() => sessionStoreConformance("store" as never)).toThrow(
+      'sessionStoreConformance: option "makeStore" must be a function',
+    );
+    expect(() =>
+      sessionStoreConformance(memorySessionStore, { reopn: () => undefined } as never),
+    ).toThrow(
+      'sessionStoreConformance: unknown option "reopn". Check for a typo, or upgrade the SDK if this option was added in a newer version.',
+    );
+    expect(() => runSessionStoreConformance(memorySessionStore, undefined as never)).toThrow(
+      'runSessionStoreConformance: option "define" must be a function',
+    );
+  });
+});

@@ -1,0 +1,682 @@
+import { assertKnownOptions, describeValue, InvalidOptionError } from "@lattice/tools";
+import type { JsonValue, SessionEntry, SessionStore } from "../session-store.js";
+import {
+  expectConflict,
+  expectEntries,
+  expectSnapshot,
+  expectValue,
+  fail,
+  isConflict,
+  show,
+} from "./session-store-assertions.js";
+
+/** One check of the session store conformance suite: a name and a function that throws on failure. */
+export interface SessionStoreCheck {
+  /** What the check proves, starting with the clause: `"R12: ..."`. */
+  readonly name: string;
+  /** Runs the check on a fresh store; rejects with an `Error` saying what went wrong. */
+  readonly run: () => Promise<void>;
+}
+
+/** Options of {@link sessionStoreConformance}. */
+export interface SessionStoreConformanceOptions<S extends SessionStore = SessionStore> {
+  /**
+   * Closes `store` (if it needs closing) and opens a new store over the same data, as a new
+   * process would. When given, the suite checks that entries survive a reopen; leave it out
+   * for a store that keeps nothing beyond its own lifetime (such as `memorySessionStore()`).
+   */
+  readonly reopen?: (store: S) => S | Promise<S>;
+}
+
+/** A function that registers one test, such as vitest's or node:test's `it`. */
+export type DefineSessionStoreCheck = (name: string, run: () => Promise<void>) => unknown;
+
+const OPTION_KEYS = ["reopen"] as const;
+const WRITERS = 20;
+
+/**
+ * The conformance suite every {@link SessionStore} must pass (R12), as a list of framework-free
+ * checks: ordering, versions, compare-and-append under concurrent writers, atomic multi-entry
+ * appends, reload after reopen, 1 MB entries, unicode, exact JSON round trips, copies,
+ * deletion, many sessions, and independent sessions.
+ *
+ * Each check calls `makeStore()` for a store of its own, closes it at the end (when it has
+ * `close`), and uses session ids with a random prefix, so a store over a shared database works
+ * too (the list checks look only at their own ids). A check rejects with an `Error` whose
+ * message says what the store did and what was expected.
+ *
+ * @param makeStore - Creates a store to check.
+ * @param options - `reopen`, to check that entries survive a reopen.
+ * @returns The checks, each `{ name, run }`; every name starts with `"R12: "`.
+ * @throws `InvalidOptionError` when `makeStore` is not a function or an option is unknown or
+ *   not a function.
+ */
+export function sessionStoreConformance<S extends SessionStore>(
+  makeStore: () => S | Promise<S>,
+  options?: SessionStoreConformanceOptions<S>,
+): readonly SessionStoreCheck[] {
+  const prefix = "sessionStoreConformance:";
+  if (typeof makeStore !== "function") {
+    throw new InvalidOptionError(
+      prefix,
+      "makeStore",
+      `must be a function that creates a SessionStore, received ${describeValue(makeStore)}.`,
+    );
+  }
+  assertKnownOptions(options, OPTION_KEYS, prefix);
+  const reopen = options?.reopen;
+  if (reopen !== undefined && typeof reopen !== "function") {
+    throw new InvalidOptionError(
+      prefix,
+      "reopen",
+      `must be a function (store) => store, received ${describeValue(reopen)}.`,
+    );
+  }
+
+  /** Runs `body` with a fresh store, and closes whichever store is current at the end. */
+  const withStore =
+    (
+      body: (store: S, ids: (name: string) => string, reopened: () => Promise<S>) => Promise<void>,
+    ) =>
+    async (): Promise<void> => {
+      let store = await makeStore();
+      const runId = `r12-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-`;
+      try {
+        await body(
+          store,
+          (name) => `${runId}${name}`,
+          async () => {
+            if (reopen === undefined) fail("no reopen option was given");
+            store = await reopen(store);
+            return store;
+          },
+        );
+      } catch (error) {
+        try {
+          await store.close?.();
+        } catch {
+          // Report the check's failure, not a failure to close after it.
+        }
+        throw error;
+      }
+      await store.close?.();
+    };
+
+  const checks: SessionStoreCheck[] = [
+    {
+      name: "R12: an unknown session loads as { entries: [], version: 0 }",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("never-written");
+        expectSnapshot(await store.load(sessionId), [], `load(${show(sessionId)})`);
+        const listed = await store.list();
+        if (!Array.isArray(listed)) fail(`list() resolved with ${show(listed)}, not an array.`);
+        if (listed.includes(sessionId)) fail("list() names a session that was only loaded.");
+      }),
+    },
+    {
+      name: "R12: entries load in append order across many appends",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("ordering");
+        const expected: SessionEntry[] = [];
+        let version = 0;
+        for (let round = 0; round < 100; round++) {
+          const batch = Array.from({ length: (round % 4) + 1 }, (_, index) =>
+            entry({ round, index, position: expected.length + index }),
+          );
+          version = await store.append(sessionId, version, batch);
+          expected.push(...batch);
+          if (round % 10 === 9) {
+            expectSnapshot(
+              await store.load(sessionId),
+              expected,
+              `load after ${round + 1} appends`,
+            );
+          }
+        }
+      }),
+    },
+    {
+      name: "R12: append returns the new version (expectedVersion + entries.length), and load's version is the entry count",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("versions");
+        expectValue(await store.append(sessionId, 0, [entry({ n: 0 })]), 1, "append 1 entry at 0");
+        const three = [entry({ n: 1 }), entry({ n: 2 }), entry({ n: 3 })];
+        expectValue(await store.append(sessionId, 1, three), 4, "append 3 entries at 1");
+        const loaded = await store.load(sessionId);
+        expectValue(loaded.version, 4, "the version after 4 entries");
+        expectValue(loaded.entries.length, 4, "the entry count after 4 entries");
+        expectValue(
+          await store.append(sessionId, 4, [entry({ n: 4 }), entry({ n: 5 })]),
+          6,
+          "append 2 entries at 4",
+        );
+      }),
+    },
+    {
+      name: "R12: compare-and-append: a wrong expectedVersion rejects with SessionConflictError and appends nothing",
+      run: withStore(async (store, ids) => {
+        const unknown = ids("conflict-unknown");
+        await expectConflict(
+          store.append(unknown, 1, [entry({ n: 0 })]),
+          unknown,
+          1,
+          0,
+          "append at version 1 to an unknown session",
+        );
+        expectSnapshot(await store.load(unknown), [], "the unknown session after a refused append");
+        if ((await store.list()).includes(unknown)) {
+          fail("a refused append to an unknown session created it: list() names it.");
+        }
+        const sessionId = ids("conflict");
+        const first = [entry({ n: 0 }), entry({ n: 1 })];
+        await store.append(sessionId, 0, first);
+        for (const stale of [0, 1, 3, 100]) {
+          await expectConflict(
+            store.append(sessionId, stale, [entry({ stale, n: 0 }), entry({ stale, n: 1 })]),
+            sessionId,
+            stale,
+            2,
+            `append at version ${stale} to a session at version 2`,
+          );
+        }
+        expectSnapshot(await store.load(sessionId), first, "the session after refused appends");
+        expectValue(await store.append(sessionId, 2, [entry({ n: 2 })]), 3, "append at 2 after");
+      }),
+    },
+    {
+      name: `R12: of ${WRITERS} writers racing to append at the same version, exactly one wins`,
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("race");
+        const expected: SessionEntry[] = [];
+        for (const version of [0, 2]) {
+          const batches = Array.from({ length: WRITERS }, (_, writer) => [
+            entry({ version, writer, part: 0 }),
+            entry({ version, writer, part: 1 }),
+          ]);
+          const outcomes = await Promise.allSettled(
+            batches.map((batch) => store.append(sessionId, version, batch)),
+          );
+          const winners = outcomes.flatMap((outcome, writer) =>
+            outcome.status === "fulfilled" ? [writer] : [],
+          );
+          if (winners.length !== 1) {
+            fail(
+              `${WRITERS} writers appended at version ${version}: ${winners.length} succeeded (${winners.join(", ")}), expected exactly one.`,
+            );
+          }
+          const winner = winners[0]!;
+          expectValue(
+            (outcomes[winner] as PromiseFulfilledResult<number>).value,
+            version + 2,
+            "the winner's new version",
+          );
+          for (const outcome of outcomes) {
+            if (outcome.status === "rejected" && !isConflict(outcome.reason)) {
+              fail(
+                `a losing writer got ${show(String(outcome.reason))}, expected a SessionConflictError.`,
+              );
+            }
+          }
+          expected.push(...batches[winner]!);
+          expectSnapshot(
+            await store.load(sessionId),
+            expected,
+            `the session after the race at ${version}`,
+          );
+        }
+      }),
+    },
+    {
+      name: "R12: writers that reload and retry on conflict lose nothing, duplicate nothing and never interleave a batch",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("retry");
+        const writers = 8;
+        const appendsPerWriter = 10;
+        const batchSize = 3;
+        const reported = new Map<string, number>();
+        await Promise.all(
+          Array.from({ length: writers }, async (_, writer) => {
+            for (let n = 0; n < appendsPerWriter; n++) {
+              const batch = Array.from({ length: batchSize }, (_, part) =>
+                entry({ writer, n, part }),
+              );
+              for (let attempt = 1; ; attempt++) {
+                const { version } = await store.load(sessionId);
+                try {
+                  reported.set(`${writer}/${n}`, await store.append(sessionId, version, batch));
+                  break;
+                } catch (error) {
+                  if (!isConflict(error)) throw error;
+                  if (attempt >= 1000) fail(`writer ${writer} lost 1,000 races in a row.`);
+                }
+              }
+            }
+          }),
+        );
+        const { entries, version } = await store.load(sessionId);
+        const total = writers * appendsPerWriter * batchSize;
+        expectValue(entries.length, total, "the entry count after every writer finished");
+        expectValue(version, total, "the version after every writer finished");
+        const seen = new Set<string>();
+        const lastOfWriter = new Map<number, number>();
+        for (let start = 0; start < entries.length; start += batchSize) {
+          const head = entries[start] as { writer: number; n: number };
+          const key = `${head.writer}/${head.n}`;
+          for (let part = 0; part < batchSize; part++) {
+            const got = entries[start + part] as { writer?: unknown; n?: unknown; part?: unknown };
+            if (got.writer !== head.writer || got.n !== head.n || got.part !== part) {
+              fail(
+                `entries ${start}-${start + batchSize - 1} should be one append's batch, but entry ${start + part} is ${show(got)}: batches interleaved.`,
+              );
+            }
+          }
+          if (seen.has(key)) fail(`writer ${head.writer}'s append ${head.n} is in the log twice.`);
+          seen.add(key);
+          if ((lastOfWriter.get(head.writer) ?? -1) >= head.n) {
+            fail(`writer ${head.writer}'s appends are out of order at entry ${start}.`);
+          }
+          lastOfWriter.set(head.writer, head.n);
+          expectValue(
+            reported.get(key),
+            start + batchSize,
+            `the version append returned to writer ${head.writer} for append ${head.n}`,
+          );
+        }
+      }),
+    },
+    {
+      name: "R12: a multi-entry append is atomic: readers see all of its entries or none, and a failed append adds none",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("atomic");
+        const batch = Array.from({ length: 50 }, (_, n) => entry({ n, text: "x".repeat(200) }));
+        const early = Array.from({ length: 10 }, () => store.load(sessionId));
+        const appending = store.append(sessionId, 0, batch);
+        const late = Array.from({ length: 10 }, () => store.load(sessionId));
+        await appending;
+        for (const snapshot of await Promise.all([...early, ...late])) {
+          if (snapshot.version !== 0 && snapshot.version !== batch.length) {
+            fail(
+              `a load during a 50-entry append saw version ${snapshot.version}, expected 0 or 50.`,
+            );
+          }
+          expectEntries(
+            snapshot.entries,
+            batch.slice(0, snapshot.version),
+            "a load during the append",
+          );
+        }
+        const unserializable = { v: 1, type: "test", count: 10n } as unknown as SessionEntry;
+        try {
+          await store.append(sessionId, batch.length, [
+            entry({ n: 50 }),
+            entry({ n: 51 }),
+            unserializable,
+          ]);
+        } catch {
+          expectSnapshot(await store.load(sessionId), batch, "the session after a failed append");
+          return;
+        }
+        fail(
+          "append of entries whose last holds a BigInt (not JSON) resolved; it must reject and append none.",
+        );
+      }),
+    },
+  ];
+
+  if (reopen !== undefined) {
+    checks.push({
+      name: "R12: entries survive closing and reopening the store",
+      run: withStore(async (store, ids, reopened) => {
+        const first = ids("reopen-a");
+        const second = ids("reopen-b");
+        const firstEntries = [entry({ n: 0 }), entry({ n: 1, text: "ünïcödé 😀 中文" })];
+        await store.append(first, 0, firstEntries.slice(0, 1));
+        await store.append(first, 1, firstEntries.slice(1));
+        const secondEntries = Array.from({ length: 5 }, (_, n) => entry({ n }));
+        await store.append(second, 0, secondEntries);
+        let current = await reopened();
+        expectSnapshot(await current.load(first), firstEntries, "the first session after a reopen");
+        expectSnapshot(
+          await current.load(second),
+          secondEntries,
+          "the second session after a reopen",
+        );
+        const listed = await current.list();
+        if (!listed.includes(first) || !listed.includes(second)) {
+          fail(`list() after a reopen lacks a session written before it: ${show(listed)}.`);
+        }
+        await expectConflict(
+          current.append(first, 0, [entry({ n: 9 })]),
+          first,
+          0,
+          2,
+          "a stale append after a reopen",
+        );
+        firstEntries.push(entry({ n: 2 }));
+        expectValue(
+          await current.append(first, 2, firstEntries.slice(2)),
+          3,
+          "append after a reopen",
+        );
+        current = await reopened();
+        expectSnapshot(
+          await current.load(first),
+          firstEntries,
+          "the first session after a second reopen",
+        );
+      }),
+    });
+  }
+
+  checks.push(
+    {
+      name: "R12: 1 MB entries round-trip exactly",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("large");
+        const ascii = repeatTo("Lattice keeps a 1 MB entry whole. ", 1 << 20);
+        const mixed = repeatTo("ünïcödé 中文 😀 \u0000 \n ", 1 << 20);
+        const entries = [
+          entry({ text: ascii }),
+          entry({ small: true }),
+          entry({ text: mixed, list: Array.from({ length: 1000 }, (_, n) => n) }),
+        ];
+        await store.append(sessionId, 0, entries.slice(0, 2));
+        await store.append(sessionId, 2, entries.slice(2));
+        const loaded = await store.load(sessionId);
+        expectSnapshot(loaded, entries, "a session with 1 MB entries");
+        expectValue(
+          (loaded.entries[0]!.text as string).length,
+          1 << 20,
+          "the 1 MB string's length",
+        );
+      }),
+    },
+    {
+      name: "R12: unicode round-trips exactly: astral plane, CJK, combining marks, NUL and control characters",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("ünïcödé-😀-中文");
+        const strings = [
+          "😀 👩‍👩‍👧‍👦 🏳️‍🌈 𝕃𝕒𝕥𝕥𝕚𝕔𝕖 𠀀",
+          "中文 日本語 한국어",
+          "e\u0301 n\u0303 (combining marks)",
+          "\u0000 NUL, \u0001\u001f\u007f\u0085 controls",
+          "line\nbreaks\r\n\u2028\u2029 tab\t",
+          "\uFEFF byte order mark, \u200B zero width, \u202E right-to-left override",
+          'quote " backslash \\ slash / <script>',
+          "مرحبا שלום",
+        ];
+        const entries = [
+          entry({ strings }),
+          entry({ "ключ 🔑": "значение", "": "empty key", "\u0000": "NUL key", 中: strings }),
+        ];
+        await store.append(sessionId, 0, entries);
+        const loaded = await store.load(sessionId);
+        expectSnapshot(loaded, entries, `load(${show(sessionId)})`);
+        const loadedStrings = loaded.entries[0]!.strings as readonly string[];
+        strings.forEach((text, index) => {
+          expectValue(loadedStrings[index], text, `unicode string ${index}`);
+        });
+        if (!(await store.list()).includes(sessionId)) {
+          fail(`list() does not name the session ${show(sessionId)}.`);
+        }
+      }),
+    },
+    {
+      name: "R12: nested JSON values round-trip exactly, key order included",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("nested");
+        const manyKeys: Record<string, JsonValue> = {};
+        for (let n = 199; n >= 0; n--) manyKeys[`key-${n}`] = n;
+        let deep: JsonValue = { bottom: true };
+        for (let level = 50; level > 0; level--) {
+          deep = level % 2 === 0 ? { level, child: deep } : [level, deep];
+        }
+        const value = entry({
+          numbers: [
+            0,
+            1,
+            -1,
+            0.1,
+            -0.5,
+            1.5e-7,
+            123456789.123,
+            1e21,
+            1e308,
+            5e-324,
+            Number.MAX_SAFE_INTEGER,
+            -Number.MAX_SAFE_INTEGER,
+          ],
+          booleans: [true, false],
+          nothing: null,
+          empty: {},
+          emptyList: [],
+          emptyString: "",
+          mixed: [1, "two", null, true, { three: 3 }, [4, [5, [6, []]]]],
+          zFirst: { z: 1, a: 2, m: 3, b: { y: 1, x: 2 } },
+          manyKeys,
+          deep,
+        });
+        await store.append(sessionId, 0, [value, entry({ after: "nested" })]);
+        const loaded = await store.load(sessionId);
+        const keys = Object.keys((loaded.entries[0]?.manyKeys ?? {}) as object);
+        if (keys.join() !== Object.keys(manyKeys).join()) {
+          fail(
+            `an object's keys came back in another order (${show(keys.slice(0, 5))}..., expected ${show(Object.keys(manyKeys).slice(0, 5))}...): keep the JSON text as appended (for example Postgres json or text, not jsonb).`,
+          );
+        }
+        expectSnapshot(loaded, [value, entry({ after: "nested" })], "a session with nested values");
+      }),
+    },
+    {
+      name: "R12: entries are copies: changing an appended or a loaded entry changes nothing stored",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("copies");
+        const original = entry({ text: "original", nested: { list: [1, 2, 3] } });
+        const appended = JSON.parse(JSON.stringify(original)) as MutableEntry;
+        await store.append(sessionId, 0, [appended]);
+        appended.text = "changed after append";
+        (appended.nested as MutableEntry).list = [9];
+        const first = await store.load(sessionId);
+        expectSnapshot(first, [original], "a load after the appended entry was changed");
+        try {
+          const loaded = first.entries[0] as MutableEntry;
+          loaded.text = "changed after load";
+          ((loaded.nested as MutableEntry).list as JsonValue[]).push(4);
+          (first.entries as SessionEntry[]).push(entry({ extra: true }));
+        } catch {
+          // A store may return frozen entries: then nothing could change.
+        }
+        expectSnapshot(
+          await store.load(sessionId),
+          [original],
+          "a load after a loaded entry was changed",
+        );
+      }),
+    },
+    {
+      name: "R12: delete removes a session: true, then false; it loads empty, is not listed, and starts again at version 0",
+      run: withStore(async (store, ids) => {
+        const deleted = ids("delete-me");
+        const kept = ids("delete-keep");
+        await store.append(deleted, 0, [entry({ n: 0 }), entry({ n: 1 }), entry({ n: 2 })]);
+        await store.append(kept, 0, [entry({ kept: true })]);
+        expectValue(await store.delete(deleted), true, "delete of a session that exists");
+        expectValue(await store.delete(deleted), false, "a second delete of the same session");
+        expectValue(
+          await store.delete(ids("never-written")),
+          false,
+          "delete of an unknown session",
+        );
+        expectSnapshot(await store.load(deleted), [], "a deleted session");
+        const listed = await store.list();
+        if (listed.includes(deleted)) fail("list() still names a deleted session.");
+        if (!listed.includes(kept)) fail("deleting one session removed another from list().");
+        await expectConflict(
+          store.append(deleted, 3, [entry({ n: 3 })]),
+          deleted,
+          3,
+          0,
+          "append at the old version after delete",
+        );
+        expectValue(
+          await store.append(deleted, 0, [entry({ again: true })]),
+          1,
+          "append at 0 after delete",
+        );
+        expectSnapshot(
+          await store.load(deleted),
+          [entry({ again: true })],
+          "a session written again after delete",
+        );
+        expectSnapshot(
+          await store.load(kept),
+          [entry({ kept: true })],
+          "the other session after a delete",
+        );
+      }),
+    },
+    {
+      name: "R12: 200 sessions are all listed, sorted in code-unit order",
+      run: withStore(async (store, ids) => {
+        const names = Array.from({ length: 190 }, (_, n) => `session-${n}`);
+        names.push(
+          "Session-upper",
+          "session-",
+          "session-a",
+          "é",
+          "ｚ",
+          "😀",
+          "a b",
+          "a/b",
+          "a%b",
+          "a_b",
+        );
+        const sessionIds = shuffle(names.map(ids));
+        for (let start = 0; start < sessionIds.length; start += 20) {
+          await Promise.all(
+            sessionIds
+              .slice(start, start + 20)
+              .map((sessionId) => store.append(sessionId, 0, [entry({ sessionId })])),
+          );
+        }
+        const listed = await store.list();
+        const expected = [...sessionIds].sort();
+        const ours = listed.filter((sessionId) => sessionId.startsWith(ids("")));
+        if (ours.join("\n") !== expected.join("\n")) {
+          const missing = expected.filter((sessionId) => !ours.includes(sessionId));
+          fail(
+            missing.length > 0 || ours.length !== expected.length
+              ? `list() names ${ours.length} of the ${expected.length} sessions written (missing: ${show(missing.slice(0, 3))}).`
+              : `list() is not in code-unit order (JavaScript's default sort; SQL ORDER BY sorts by code point or collation): got ${show(ours.slice(-6))} at the end, expected ${show(expected.slice(-6))}.`,
+          );
+        }
+        for (let index = 1; index < listed.length; index++) {
+          if (!(listed[index - 1]! < listed[index]!)) {
+            fail(`list() is not sorted, or names a session twice, at ${show(listed[index])}.`);
+          }
+        }
+        for (const sessionId of sessionIds.slice(0, 10)) {
+          expectSnapshot(
+            await store.load(sessionId),
+            [entry({ sessionId })],
+            `load(${show(sessionId)})`,
+          );
+        }
+      }),
+    },
+    {
+      name: "R12: sessions are independent: appends, conflicts and deletes on one leave the others alone",
+      run: withStore(async (store, ids) => {
+        const sessionIds = ["s", "s1", "s/1", "S", "s%", "s_", "s "].map(ids);
+        const expected = new Map<string, SessionEntry[]>(sessionIds.map((id) => [id, []]));
+        // Interleaved appends: session i gets (number of sessions - i) entries.
+        for (let round = 0; round < sessionIds.length; round++) {
+          for (const [index, sessionId] of sessionIds.entries()) {
+            if (round >= sessionIds.length - index) continue;
+            const log = expected.get(sessionId)!;
+            const added = [entry({ sessionId, round })];
+            await store.append(sessionId, log.length, added);
+            log.push(...added);
+          }
+        }
+        const [first, second] = sessionIds as [string, string];
+        const firstLength = expected.get(first)!.length;
+        await expectConflict(
+          store.append(first, 0, [entry({ late: true })]),
+          first,
+          0,
+          firstLength,
+          "a stale append to one session",
+        );
+        expectValue(await store.delete(first), true, "delete of one session");
+        expected.set(first, []);
+        const secondLog = expected.get(second)!;
+        const after = entry({ after: "delete" });
+        expectValue(
+          await store.append(second, secondLog.length, [after]),
+          secondLog.length + 1,
+          "append to a neighbour after a delete",
+        );
+        secondLog.push(after);
+        for (const sessionId of sessionIds) {
+          expectSnapshot(
+            await store.load(sessionId),
+            expected.get(sessionId)!,
+            `load(${show(sessionId)})`,
+          );
+        }
+      }),
+    },
+  );
+  return Object.freeze(checks.map((check) => Object.freeze(check)));
+}
+
+/**
+ * Registers every check of {@link sessionStoreConformance} with a test framework:
+ * `define(check.name, check.run)` for each. `runSessionStoreConformance(makeStore, it)` works
+ * with vitest, jest and `node:test`.
+ *
+ * @param makeStore - Creates a store to check.
+ * @param define - Registers one test, such as `it` or `test`.
+ * @param options - `reopen`, to check that entries survive a reopen.
+ * @throws `InvalidOptionError` on bad arguments, as {@link sessionStoreConformance} does.
+ */
+export function runSessionStoreConformance<S extends SessionStore>(
+  makeStore: () => S | Promise<S>,
+  define: DefineSessionStoreCheck,
+  options?: SessionStoreConformanceOptions<S>,
+): void {
+  if (typeof define !== "function") {
+    throw new InvalidOptionError(
+      "runSessionStoreConformance:",
+      "define",
+      `must be a function (name, run) that registers a test, such as vitest's it, received ${describeValue(define)}.`,
+    );
+  }
+  for (const check of sessionStoreConformance(makeStore, options)) define(check.name, check.run);
+}
+
+type MutableEntry = { [key: string]: JsonValue };
+
+/** A test entry: a schema version, a type, and the given fields. */
+function entry(fields: Record<string, JsonValue>): SessionEntry {
+  return { v: 1, type: "conformance", ...fields };
+}
+
+/** `pattern` repeated to exactly `length` UTF-16 code units, never ending in half a pair. */
+function repeatTo(pattern: string, length: number): string {
+  const text = pattern.repeat(Math.ceil(length / pattern.length)).slice(0, length);
+  const last = text.charCodeAt(length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? `${text.slice(0, -1)}.` : text;
+}
+
+/** A fixed shuffle (a linear congruential generator), so failures repeat. */
+function shuffle<T>(items: T[]): T[] {
+  let seed = 12345;
+  for (let index = items.length - 1; index > 0; index--) {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    const other = seed % (index + 1);
+    [items[index], items[other]] = [items[other]!, items[index]!];
+  }
+  return items;
+}

@@ -1,0 +1,200 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionConflictError } from "@lattice/core";
+import { runSessionStoreConformance } from "@lattice/core/testing";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { SQLITE_BUSY_TIMEOUT_MS, SqliteSessionStoreError, sqliteSessionStore } from "./index.js";
+
+const folder = mkdtempSync(join(tmpdir(), "lattice-store-sqlite-"));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+let files = 0;
+const newPath = () => join(folder, `sessions-${files++}.db`);
+
+describe("sqliteSessionStore() passes the conformance suite", () => {
+  runSessionStoreConformance(() => sqliteSessionStore({ path: newPath() }), it, {
+    reopen: async (store) => {
+      await store.close();
+      return sqliteSessionStore({ path: store.path });
+    },
+  });
+});
+
+describe('sqliteSessionStore({ path: ":memory:" }) passes the conformance suite', () => {
+  runSessionStoreConformance(() => sqliteSessionStore({ path: ":memory:" }), it);
+});
+
+async function errorOf(call: () => unknown): Promise<Error & Record<string, unknown>> {
+  try {
+    await call();
+  } catch (error) {
+    return error as Error & Record<string, unknown>;
+  }
+  throw new Error("expected an error");
+}
+
+describe("sqliteSessionStore()", () => {
+  it("R11: creates the file with WAL journal and the session schema, and keeps JSON text as appended", async () => {
+    const path = newPath();
+    const store = sqliteSessionStore({ path });
+    expect(store.path).toBe(path);
+    await store.append("s", 0, [{ v: 1, z: 1, a: [1, 2] }]);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(raw.prepare("SELECT key, value FROM lattice_meta").all()).toEqual([
+      { key: "schema_version", value: "1" },
+    ]);
+    expect(raw.prepare("SELECT session_id, seq, entry FROM lattice_session_entries").all()).toEqual(
+      [{ session_id: "s", seq: 1, entry: '{"v":1,"z":1,"a":[1,2]}' }],
+    );
+    raw.close();
+    await store.close();
+  });
+
+  it("R8: two stores on one file (two connections) compare-and-append against each other", async () => {
+    const path = newPath();
+    const first = sqliteSessionStore({ path });
+    const second = sqliteSessionStore({ path, synchronous: "full" });
+    await first.append("s", 0, [{ v: 1, by: "first" }]);
+    const conflict = await errorOf(() => second.append("s", 0, [{ v: 1, by: "second" }]));
+    expect(conflict).toBeInstanceOf(SessionConflictError);
+    expect(conflict).toMatchObject({
+      code: "session_conflict",
+      expectedVersion: 0,
+      actualVersion: 1,
+    });
+    expect(await second.append("s", 1, [{ v: 1, by: "second" }])).toBe(2);
+    expect((await first.load("s")).entries).toEqual([
+      { v: 1, by: "first" },
+      { v: 1, by: "second" },
+    ]);
+    await first.close();
+    await second.close();
+  });
+
+  it("R11: close() is idempotent and the store refuses calls after it", async () => {
+    const path = newPath();
+    const store = sqliteSessionStore({ path });
+    await store.close();
+    await store.close();
+    const error = await errorOf(() => store.load("s"));
+    expect(error).toBeInstanceOf(SqliteSessionStoreError);
+    expect(error).toMatchObject({ code: "sqlite_store_closed", path });
+    expect(error.message).toBe(
+      `sqliteSessionStore: the store of ${JSON.stringify(path)} is closed (loading session "s"). Open a new one with sqliteSessionStore({ path }).`,
+    );
+  });
+
+  it("R11: a folder that does not exist is refused, naming it and saying to create it", async () => {
+    const path = join(folder, "missing", "sessions.db");
+    const error = await errorOf(() => sqliteSessionStore({ path }));
+    expect(error).toMatchObject({ code: "sqlite_folder_missing", name: "SqliteSessionStoreError" });
+    expect(error.message).toBe(
+      `sqliteSessionStore: cannot create the session database ${JSON.stringify(path)}: its folder ${JSON.stringify(join(folder, "missing"))} does not exist. Create the folder first (for example with mkdir -p), or choose a path in an existing folder.`,
+    );
+  });
+
+  it("R11: a path that is a folder is refused", async () => {
+    const path = join(folder, "a-folder");
+    mkdirSync(path);
+    const error = await errorOf(() => sqliteSessionStore({ path }));
+    expect(error).toMatchObject({ code: "sqlite_open_failed" });
+    expect(error.message).toContain("is a folder, not a database file");
+  });
+
+  it("R11: a file that is not a SQLite database is refused and left unchanged", async () => {
+    const path = join(folder, "notes.txt");
+    const text = "These are my notes, not a database.\n".repeat(200);
+    writeFileSync(path, text);
+    const error = await errorOf(() => sqliteSessionStore({ path }));
+    expect(error).toMatchObject({ code: "sqlite_not_a_database", path });
+    expect(error.message).toMatch(
+      new RegExp(
+        `^sqliteSessionStore: ${JSON.stringify(path).replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is not a SQLite database \\(SQLite says: file is not a database\\)\\. Give the path of a Lattice session database, or of a new file to create one\\.$`,
+      ),
+    );
+    expect(readFileSync(path, "utf8")).toBe(text);
+  });
+
+  it("R11: another application's SQLite database is refused and left untouched (not turned to WAL)", async () => {
+    const path = join(folder, "app.db");
+    const other = new Database(path);
+    other.exec(
+      "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE orders (id INTEGER)",
+    );
+    other.close();
+    const error = await errorOf(() => sqliteSessionStore({ path }));
+    expect(error).toMatchObject({ code: "sqlite_not_a_session_database", path });
+    expect(error.message).toBe(
+      `sqliteSessionStore: ${JSON.stringify(path)} is a SQLite database but not a Lattice session database: it has other tables (orders, users) and no lattice_meta table. Keep sessions in a file of their own: give a new file name, and Lattice creates it.`,
+    );
+    const reopened = new Database(path, { readonly: true });
+    expect(reopened.pragma("journal_mode", { simple: true })).toBe("delete");
+    expect(reopened.prepare("SELECT name FROM sqlite_master ORDER BY name").pluck().all()).toEqual([
+      "orders",
+      "users",
+    ]);
+    reopened.close();
+  });
+
+  it("R11: a database written by a newer schema version is refused, saying to upgrade", async () => {
+    const path = newPath();
+    const store = sqliteSessionStore({ path });
+    await store.append("s", 0, [{ v: 1 }]);
+    await store.close();
+    const raw = new Database(path);
+    raw.prepare("UPDATE lattice_meta SET value = '2' WHERE key = 'schema_version'").run();
+    raw.close();
+    const error = await errorOf(() => sqliteSessionStore({ path }));
+    expect(error).toMatchObject({ code: "sqlite_schema_too_new", path });
+    expect(error.message).toBe(
+      `sqliteSessionStore: ${JSON.stringify(path)} was written by a newer @lattice/store-sqlite (session schema version 2; this version reads up to 1). Upgrade @lattice/store-sqlite to open it.`,
+    );
+  });
+
+  it("R22: checks its options strictly", async () => {
+    expect(() => sqliteSessionStore({ path: newPath(), synchronus: "full" } as never)).toThrow(
+      'sqliteSessionStore: unknown option "synchronus". Check for a typo, or upgrade the SDK if this option was added in a newer version.',
+    );
+    expect(() => sqliteSessionStore({ path: "" })).toThrow(
+      'sqliteSessionStore: option "path" must be a non-empty string (the SQLite file to keep sessions in, or ":memory:"), received "".',
+    );
+    expect(() => sqliteSessionStore(undefined as never)).toThrow(
+      'sqliteSessionStore: option "path" is required: pass { path: "sessions.db" }, the SQLite file to keep sessions in.',
+    );
+    expect(() => sqliteSessionStore({ path: newPath(), synchronous: "off" as never })).toThrow(
+      'sqliteSessionStore: option "synchronous" must be "normal" or "full", received "off".',
+    );
+    const store = sqliteSessionStore({ path: ":memory:" });
+    await expect(store.append("s", -1, [{ v: 1 }])).rejects.toThrow(
+      'sqliteSessionStore: append(): option "expectedVersion" must be a non-negative integer',
+    );
+    await expect(store.append("s", 0, [])).rejects.toThrow(
+      'sqliteSessionStore: append(): option "entries" must be a non-empty array of JSON objects, received [].',
+    );
+    await expect(store.append("s", 0, [[1] as never])).rejects.toThrow(
+      "entries[0] is an array, not a plain object.",
+    );
+    await expect(store.load("")).rejects.toThrow(
+      'sqliteSessionStore: load(): option "sessionId" must be a non-empty string, received "".',
+    );
+    await store.close();
+  });
+
+  it(`R8: an append that finds the file locked for more than ${SQLITE_BUSY_TIMEOUT_MS} ms fails with sqlite_busy`, async () => {
+    const path = newPath();
+    const store = sqliteSessionStore({ path });
+    const holder = new Database(path);
+    holder.exec("BEGIN IMMEDIATE");
+    const started = Date.now();
+    const error = await errorOf(() => store.append("s", 0, [{ v: 1 }]));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(SQLITE_BUSY_TIMEOUT_MS - 100);
+    expect(error).toMatchObject({ code: "sqlite_busy", path });
+    expect(error.message).toContain('while appending to session "s"');
+    holder.exec("ROLLBACK");
+    holder.close();
+    expect(await store.append("s", 0, [{ v: 1 }])).toBe(1);
+    await store.close();
+  });
+});

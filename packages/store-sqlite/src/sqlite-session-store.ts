@@ -1,0 +1,194 @@
+import { resolve } from "node:path";
+import {
+  SessionConflictError,
+  type SessionEntry,
+  type SessionSnapshot,
+  type SessionStore,
+} from "@lattice/core";
+import { assertKnownOptions, describeValue, InvalidOptionError } from "@lattice/tools";
+import { busyOrOpenFailed, ENTRIES_TABLE, openSessionDatabase } from "./open-session-database.js";
+import {
+  checkExpectedVersion,
+  checkSessionId,
+  serializeSessionEntries,
+} from "./session-store-arguments.js";
+import { SqliteSessionStoreError } from "./sqlite-session-store-error.js";
+
+/** How hard SQLite makes each append durable; see {@link SqliteSessionStoreOptions.synchronous}. */
+export type SqliteSynchronous = "normal" | "full";
+
+/** Options of {@link sqliteSessionStore}. */
+export interface SqliteSessionStoreOptions {
+  /**
+   * The database file. It is created, with the session schema, when it does not exist; its
+   * folder must exist. `":memory:"` gives a private in-memory database, gone on `close()`.
+   */
+  readonly path: string;
+  /**
+   * SQLite's `synchronous` setting (the journal is always WAL):
+   *
+   * - `"normal"` (default): an append that has returned survives a killed or crashed process.
+   *   A power loss or an operating system crash may lose the last appends (never corrupt the
+   *   file). Appends cost a write, no fsync.
+   * - `"full"`: an append that has returned survives a power loss too. Each append waits for
+   *   an fsync of the log, which costs from a fraction of a millisecond to several
+   *   milliseconds, depending on the disk.
+   */
+  readonly synchronous?: SqliteSynchronous;
+}
+
+/** A `SessionStore` on a SQLite file, as {@link sqliteSessionStore} returns it. */
+export interface SqliteSessionStore extends SessionStore {
+  /** The database file as an absolute path (or `":memory:"`). */
+  readonly path: string;
+  /** Closes the database. Idempotent; the store refuses every call after it. */
+  close(): Promise<void>;
+}
+
+const OPTION_KEYS = ["path", "synchronous"] as const;
+const PREFIX = "sqliteSessionStore:";
+
+/**
+ * A durable `SessionStore` (of `@lattice/core`) on a SQLite file, through `better-sqlite3`
+ * (R11). Sessions survive restarts, and several processes may share one file: an append is one
+ * `BEGIN IMMEDIATE` transaction that reads the session's version, compares it with
+ * `expectedVersion` and inserts every entry, so of two writers with the same
+ * `expectedVersion`, in this process or another, exactly one wins and the other gets a
+ * `SessionConflictError` (R8).
+ *
+ * The database runs in WAL mode (readers never wait for the writer). A statement that finds
+ * the file locked by another connection waits up to {@link SQLITE_BUSY_TIMEOUT_MS} (5 s)
+ * before failing with code `"sqlite_busy"`; `better-sqlite3` is synchronous, so that wait
+ * blocks this thread. Entries are stored as JSON text, exactly as appended (key order
+ * included), one row per entry keyed by (session, sequence number).
+ *
+ * @param options - `path` (required) and `synchronous` (`"normal"` by default).
+ * @throws `InvalidOptionError` (code `"invalid_option"`) when `path` is not a non-empty
+ *   string or `synchronous` is not `"normal"` or `"full"`; `UnknownOptionError` (code
+ *   `"unknown_option"`) on an unknown option (R22).
+ * @throws {@link SqliteSessionStoreError} when the file cannot be used: its folder is missing
+ *   (`"sqlite_folder_missing"`), it is not a SQLite database (`"sqlite_not_a_database"`), it
+ *   is another application's database (`"sqlite_not_a_session_database"`), it was written by a
+ *   newer version of this package (`"sqlite_schema_too_new"`), or SQLite cannot open it
+ *   (`"sqlite_open_failed"`).
+ */
+export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSessionStore {
+  if (options === undefined) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "path",
+      'is required: pass { path: "sessions.db" }, the SQLite file to keep sessions in.',
+    );
+  }
+  assertKnownOptions(options, OPTION_KEYS, PREFIX);
+  const { path: given, synchronous = "normal" } = options;
+  if (typeof given !== "string" || given.length === 0) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "path",
+      `must be a non-empty string (the SQLite file to keep sessions in, or ":memory:"), received ${describeValue(given)}.`,
+    );
+  }
+  if (synchronous !== "normal" && synchronous !== "full") {
+    throw new InvalidOptionError(
+      PREFIX,
+      "synchronous",
+      `must be "normal" or "full", received ${describeValue(synchronous)}.`,
+    );
+  }
+  const path = given === ":memory:" ? given : resolve(given);
+  const database = openSessionDatabase(path, synchronous);
+
+  const selectEntries = database
+    .prepare<[string], string>(
+      `SELECT entry FROM ${ENTRIES_TABLE} WHERE session_id = ? ORDER BY seq`,
+    )
+    .pluck();
+  const selectVersion = database
+    .prepare<[string], number>(
+      `SELECT seq FROM ${ENTRIES_TABLE} WHERE session_id = ? ORDER BY seq DESC LIMIT 1`,
+    )
+    .pluck();
+  const insertEntry = database.prepare<[string, number, string]>(
+    `INSERT INTO ${ENTRIES_TABLE} (session_id, seq, entry) VALUES (?, ?, ?)`,
+  );
+  const selectSessions = database
+    .prepare<[], string>(`SELECT DISTINCT session_id FROM ${ENTRIES_TABLE}`)
+    .pluck();
+  const deleteSession = database.prepare<[string]>(
+    `DELETE FROM ${ENTRIES_TABLE} WHERE session_id = ?`,
+  );
+  const appendEntries = database.transaction(
+    (sessionId: string, expectedVersion: number, texts: readonly string[]) => {
+      const version = selectVersion.get(sessionId) ?? 0;
+      if (version !== expectedVersion) {
+        throw new SessionConflictError(sessionId, expectedVersion, version);
+      }
+      for (let index = 0; index < texts.length; index++) {
+        insertEntry.run(sessionId, expectedVersion + index + 1, texts[index]!);
+      }
+      return expectedVersion + texts.length;
+    },
+  );
+
+  /** Runs one database call, with the store's errors for a closed store and a lock timeout. */
+  function use<T>(doing: string, call: () => T): T {
+    if (!database.open) {
+      throw new SqliteSessionStoreError(
+        "sqlite_store_closed",
+        path,
+        `${PREFIX} the store of ${JSON.stringify(path)} is closed (${doing}). Open a new one with sqliteSessionStore({ path }).`,
+      );
+    }
+    try {
+      return call();
+    } catch (error) {
+      if (error instanceof SessionConflictError) throw error;
+      throw busyOrOpenFailed(path, error, doing);
+    }
+  }
+
+  return {
+    path,
+
+    async load(sessionId: string): Promise<SessionSnapshot> {
+      checkSessionId(`${PREFIX} load():`, sessionId);
+      const texts = use(`loading session ${JSON.stringify(sessionId)}`, () =>
+        selectEntries.all(sessionId),
+      );
+      const entries = new Array<SessionEntry>(texts.length);
+      for (let index = 0; index < texts.length; index++) {
+        entries[index] = JSON.parse(texts[index]!) as SessionEntry;
+      }
+      return { entries, version: entries.length };
+    },
+
+    async append(sessionId: string, expectedVersion: number, entries: readonly SessionEntry[]) {
+      const prefix = `${PREFIX} append():`;
+      checkSessionId(prefix, sessionId);
+      checkExpectedVersion(prefix, expectedVersion);
+      const texts = serializeSessionEntries(prefix, entries);
+      return use(`appending to session ${JSON.stringify(sessionId)}`, () =>
+        appendEntries.immediate(sessionId, expectedVersion, texts),
+      );
+    },
+
+    async list() {
+      // Sorted here, not by SQL: SQLite orders text by UTF-8 bytes (code points), the
+      // contract by UTF-16 code units, as JavaScript's sort does.
+      return use("listing sessions", () => selectSessions.all()).sort();
+    },
+
+    async delete(sessionId: string) {
+      checkSessionId(`${PREFIX} delete():`, sessionId);
+      return use(
+        `deleting session ${JSON.stringify(sessionId)}`,
+        () => deleteSession.run(sessionId).changes > 0,
+      );
+    },
+
+    async close() {
+      if (database.open) database.close();
+    },
+  };
+}
