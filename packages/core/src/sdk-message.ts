@@ -86,9 +86,10 @@ export interface SDKResultMessage {
   /** The agent tool call this run serves, or `null` for a top-level run. */
   readonly parentToolUseId: string | null;
   /**
-   * How many times this run's `onTrace` threw or returned a promise that rejected before the
-   * run ended (H1). Those failures are otherwise ignored: a trace listener never breaks a run.
-   * Absent when there were none.
+   * How many times this run's `onTrace` threw, or returned a promise that had rejected, by the
+   * time this message was built (H1). A rejection that comes later is caught all the same but
+   * not counted here. Those failures are otherwise ignored: a trace listener never breaks a
+   * run. Absent when there were none.
    */
   readonly traceErrors?: number;
 }

@@ -150,8 +150,9 @@ describe("listeners and hooks that fail (H1, H2)", () => {
     expect(received).toEqual([{ path: "src/a.ts", options: { deep: "x" } }]);
   });
 
-  it("H2: an input that cannot be copied is validated again after the hook", async () => {
-    const received: string[] = [];
+  it("H2: when the validated input cannot be copied, the hook sees a frozen copy of the raw input and the handler the validated one", async () => {
+    const received: unknown[] = [];
+    const seen: unknown[] = [];
     // The transform puts a function in the validated input: structuredClone refuses it.
     const read = createToolDefinition({
       name: "read",
@@ -162,20 +163,91 @@ describe("listeners and hooks that fail (H1, H2)", () => {
       inputSchema: { type: "object", properties: { path: { type: "string" } } },
       kind: "tool",
       handler: async (input) => {
-        received.push(input.path);
+        received.push(input.path, typeof input.resolve);
         return { content: "ok" };
       },
     });
     const batch = await runToolBatch({
-      calls: [{ id: "a", name: "read", input: { path: "src/a.ts" } }],
+      calls: [
+        { id: "a", name: "read", input: { path: "src/a.ts" } },
+        { id: "b", name: "read", input: { path: "src/b.ts" } },
+      ],
       tools: toolMap(read),
+      concurrency: { mode: "sequential", maxConcurrency: 1 },
       beforeCall: (call) => {
-        (call.input as { path: string }).path = "/etc/passwd";
+        seen.push(call.input);
+        if (call.id === "b") (call.input as { path: string }).path = "/etc/passwd";
         return undefined;
       },
     });
+    expect(seen).toEqual([{ path: "src/a.ts" }, { path: "src/b.ts" }]);
+    expect(batch.results.map((outcome) => outcome.status)).toEqual(["completed", "denied"]);
+    expect(received).toEqual(["src/a.ts", "function"]);
+  });
+
+  it("H2: an { input } the hook returns that cannot be copied is refused, not run", async () => {
+    let ran = false;
+    const read = tool("read", "Read", z.object({ path: z.string() }).passthrough(), () => {
+      ran = true;
+      return { content: "ok" };
+    });
+    const batch = await runToolBatch({
+      calls: [{ id: "a", name: "read", input: { path: "src/a.ts" } }],
+      tools: toolMap(read),
+      beforeCall: () => ({ input: { path: "src/a.ts", later: () => "/etc/shadow" } }),
+    });
+    expect(ran).toBe(false);
+    expect(batch.results[0]?.status).toBe("denied");
+    expect(batch.results[0]?.result.content[0]).toMatchObject({
+      text: expect.stringContaining("returned an input that cannot be copied"),
+    });
+  });
+
+  it("H2: a batch policy that keeps the model's input cannot change it later (it is frozen)", async () => {
+    const received: unknown[] = [];
+    // A schema that returns its input as is (not a Zod object): a change to the raw input
+    // after validation would reach the handler.
+    const passthrough = createToolDefinition({
+      name: "raw",
+      description: "Raw",
+      schema: {
+        "~standard": {
+          version: 1,
+          vendor: "test",
+          validate: (value: unknown) => ({ value: value as { path: string } }),
+          types: undefined as unknown as { input: { path: string }; output: { path: string } },
+        },
+      },
+      inputSchema: { type: "object", properties: { path: { type: "string" } } },
+      kind: "tool",
+      handler: async (input) => {
+        await delay(20);
+        received.push(input.path);
+        return { content: "ok" };
+      },
+    });
+    let kept: { path: string } | undefined;
+    let changeFailed = false;
+    const batch = await runToolBatch({
+      calls: [{ id: "a", name: "raw", input: { path: "rel.txt" } }],
+      tools: toolMap(passthrough),
+      policy: {
+        validate: ({ toolCalls }) => {
+          kept = toolCalls[0]?.input as { path: string };
+          setTimeout(() => {
+            try {
+              kept!.path = "/etc/passwd";
+            } catch {
+              changeFailed = true;
+            }
+          }, 5);
+          return { allowed: true };
+        },
+      },
+    });
     expect(batch.results[0]?.status).toBe("completed");
-    expect(received).toEqual(["src/a.ts"]);
+    expect(received).toEqual(["rel.txt"]);
+    expect(changeFailed).toBe(true);
   });
 });
 

@@ -13,7 +13,7 @@ import {
 import { createAbortError } from "./abort-error.js";
 import { ToolBatchPolicyError, ToolBatchRefusedError, ToolCallHookError } from "./errors.js";
 import { findEndTurn, type ToolBatchEndTurn } from "./find-end-turn.js";
-import { frozenCopy } from "./frozen-input.js";
+import { deepFreeze, frozenCopy } from "./frozen-input.js";
 import { planToolBatch, type ToolBatchPlan, type ToolBatchRun } from "./plan-tool-batch.js";
 import { isThenable, raceAbort } from "./race-abort.js";
 import {
@@ -212,7 +212,7 @@ interface CallState {
   readonly name: string;
   readonly kind: ToolKind;
   readonly definition: AnyToolDefinition | undefined;
-  /** The input as the model sent it; deep-frozen once the policy or a hook has seen it. */
+  /** The input as the model sent it; deep-frozen once a batch policy has seen it. */
   readonly rawInput: unknown;
   /** Why the model's input is unusable, as the provider found it (H6). */
   readonly inputError: string | undefined;
@@ -314,7 +314,7 @@ class BatchExecution {
     const signal = this.signal;
     const grace = this.abortGraceMs;
     if (signal === undefined || grace === Number.POSITIVE_INFINITY) return work;
-    return new Promise<void>((resolve) => {
+    return new Promise<void>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const onAbort = (): void => {
         timer = setTimeout(
@@ -327,11 +327,20 @@ class BatchExecution {
       };
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
-      work.then(() => {
+      const done = (): void => {
         signal.removeEventListener("abort", onAbort);
         if (timer !== undefined) clearTimeout(timer);
-        resolve();
-      });
+      };
+      work.then(
+        () => {
+          done();
+          resolve();
+        },
+        (error: unknown) => {
+          done();
+          reject(error);
+        },
+      );
     });
   }
 
@@ -353,9 +362,14 @@ class BatchExecution {
   private async checkPolicy(policy: ToolBatchPolicy): Promise<boolean> {
     const toolCalls = Object.freeze(
       this.states.map((state) =>
-        // The policy sees the raw input before validation, so whatever it changes is still
-        // validated before a handler runs (H2).
-        Object.freeze({ id: state.id, name: state.name, input: state.input, kind: state.kind }),
+        // The model's own input, deep-frozen: a policy that keeps it cannot change what is
+        // validated and run later, nor the history sent back to the model (H2).
+        Object.freeze({
+          id: state.id,
+          name: state.name,
+          input: deepFreeze(state.input),
+          kind: state.kind,
+        }),
       ),
     );
     let problem: string | undefined;
@@ -432,17 +446,19 @@ class BatchExecution {
   ): Promise<boolean> {
     let answer: unknown;
     // The hook sees a frozen copy: changing it in place (now or later) cannot reach the
-    // handler, which gets the validated input or the hook's validated { input } (H2).
-    const copy = frozenCopy(state.input);
+    // handler, which gets the validated input or the hook's validated { input } (H2). When a
+    // schema transform made the validated input uncopyable, the hook sees a copy of the
+    // model's raw input instead.
+    const copy = frozenCopy(state.input) ?? frozenCopy(state.rawInput);
+    if (copy === undefined) {
+      const text = `Tool call "${state.name}" (${state.id}) did not run: its input cannot be copied for the beforeToolCall hook (it holds functions or other values structuredClone refuses).`;
+      this.refuse(state, "denied", text, new ToolCallHookError(state.id, text));
+      return true;
+    }
     try {
       answer = await raceAbort(
         beforeCall(
-          Object.freeze({
-            id: state.id,
-            name: state.name,
-            input: copy === undefined ? state.input : copy.value,
-            kind: state.kind,
-          }),
+          Object.freeze({ id: state.id, name: state.name, input: copy.value, kind: state.kind }),
           { signal: this.handlerSignal() },
         ),
         this.signal,
@@ -453,16 +469,7 @@ class BatchExecution {
       this.refuse(state, "denied", text, new ToolCallHookError(state.id, text, { cause: error }));
       return true;
     }
-    if (answer === undefined) {
-      // The input could not be copied, so the hook saw the validated value itself: validate
-      // the model's input again rather than trust what the hook may have changed.
-      if (copy === undefined) {
-        const parsed = await parseToolInput(definition, state.rawInput);
-        if (parsed.success) state.input = parsed.input;
-        else this.refuse(state, "invalid_input", parsed.error.message, parsed.error);
-      }
-      return true;
-    }
+    if (answer === undefined) return true;
     if (answer !== null && typeof answer === "object") {
       if ("deny" in answer && typeof answer.deny === "string") {
         const text =
@@ -474,7 +481,13 @@ class BatchExecution {
       }
       if ("input" in answer && !("deny" in answer)) {
         // Validate a copy: the hook may keep the object it returned and change it later (H2).
-        const parsed = await parseToolInput(definition, plainCopy(answer.input));
+        const replacement = plainCopy(answer.input);
+        if (replacement === undefined) {
+          const text = `Tool call "${state.name}" (${state.id}) did not run: the beforeToolCall hook returned an input that cannot be copied (it holds functions or other values structuredClone refuses). Return plain JSON data as { input }.`;
+          this.refuse(state, "denied", text, new ToolCallHookError(state.id, text));
+          return true;
+        }
+        const parsed = await parseToolInput(definition, replacement.value);
         if (parsed.success) {
           state.input = parsed.input;
         } else {
@@ -678,13 +691,13 @@ class BatchExecution {
 /** The longest delay setTimeout honours (about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/** A structured clone of `value`, or `value` itself when it cannot be cloned. */
-function plainCopy(value: unknown): unknown {
-  if (value === null || typeof value !== "object") return value;
+/** A structured clone of `value`, or `undefined` when it cannot be cloned. */
+function plainCopy(value: unknown): { readonly value: unknown } | undefined {
+  if (value === null || typeof value !== "object") return { value };
   try {
-    return structuredClone(value);
+    return { value: structuredClone(value) };
   } catch {
-    return value;
+    return undefined;
   }
 }
 

@@ -103,14 +103,13 @@ export async function* callModel(
         // Progress is a complete SSE event, not a byte (H4); one event has a bounded size (H7).
         let progressed = false;
         let pendingLength = 0;
+        // (Comment lines do not reset the size: the parser keeps collecting the open event's
+        // data lines across them.)
         const parser = createParser({
           onEvent: (message) => {
             progressed = true;
             pendingLength = 0;
             decoder.handle(message);
-          },
-          onComment: () => {
-            pendingLength = 0;
           },
         });
         const reader = response.body.getReader();
@@ -200,7 +199,9 @@ export async function* callModel(
 
 /**
  * Reads a body as text, at most `limit` bytes: `tooLarge` (and the body left unread) when it
- * is longer. A body with a `content-length` within the limit is read in one piece.
+ * is longer. An uncompressed body with a `content-length` within the limit is read in one
+ * piece; a compressed one is counted as it is decoded (its `content-length` is the compressed
+ * size).
  */
 async function readBody(
   response: Response,
@@ -208,7 +209,9 @@ async function readBody(
   control: AttemptController,
 ): Promise<{ readonly text: string; readonly tooLarge: boolean }> {
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (declared <= limit || response.body === null) {
+  const encoded = response.headers.get("content-encoding");
+  const plain = encoded === null || encoded === "" || encoded === "identity";
+  if ((plain && declared <= limit) || response.body === null) {
     return { text: await response.text(), tooLarge: false };
   }
   const reader = response.body.getReader();

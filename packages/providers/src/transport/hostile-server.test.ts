@@ -182,3 +182,41 @@ describe("tool input bounds (H6)", () => {
     expect(objectToolCallInput("t", fits)).toEqual({ input: fits });
   });
 });
+
+describe("bounds that a server cannot talk around (H7)", () => {
+  it("H7: comment lines between the data lines of one huge event do not reset its bound", async () => {
+    const block = `data: ${"x".repeat(1024 * 1024)}\n: keep-alive\n`;
+    let sent = 0;
+    const baseURL = await serve((_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      const write = (): void => {
+        while (sent < 2 * MAX_RESPONSE_EVENT_SIZE && !response.destroyed) {
+          sent += block.length;
+          if (!response.write(block)) {
+            response.once("drain", write);
+            return;
+          }
+        }
+      };
+      write();
+    });
+    const error = await failure(anthropic({ baseURL, apiKey: "k", maxRetries: 0 }));
+    expect(error.code).toBe("provider_malformed_response");
+  });
+
+  it("H7: a compressed body is bounded by its decoded size, not its content-length", async () => {
+    const { gzipSync } = await import("node:zlib");
+    const huge = gzipSync(Buffer.alloc(MAX_RESPONSE_EVENT_SIZE + 1024 * 1024, 0x20));
+    const baseURL = await serve((_request, response) => {
+      response.writeHead(200, {
+        "content-type": "application/json",
+        "content-encoding": "gzip",
+        "content-length": huge.length,
+      });
+      response.end(huge);
+    });
+    const error = await failure(anthropic({ baseURL, apiKey: "k", maxRetries: 0 }), false);
+    expect(error.code).toBe("provider_malformed_response");
+    expect(error.message).toContain(`a response body larger than ${MAX_RESPONSE_EVENT_SIZE}`);
+  });
+});

@@ -158,7 +158,7 @@ export function walkFiles(options: WalkFilesOptions): FileWalk {
    */
   async function* batches(frame: Frame): AsyncGenerator<Entry[]> {
     try {
-      for await (const dirents of directoryBatches(frame.real)) {
+      for await (const dirents of directoryBatches(frame.real, workspace)) {
         const batch: Entry[] = [];
         for (const dirent of dirents) {
           if (signal.aborted) return;

@@ -11,10 +11,10 @@ import {
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { directoryBatches } from "./directory-batches.js";
 import { fileSystemError } from "./file-errors.js";
+import { type ConfinedFile, directoryPrefix, openConfined } from "./open-confined.js";
 import { SmallestItems } from "./smallest-items.js";
 import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";
 import {
-  confinePath,
   isInsideWorkspace,
   type RealWorkspace,
   resolveWorkspace,
@@ -123,23 +123,33 @@ async function list(
   context: ToolContext,
 ): Promise<ToolHandlerResult> {
   const given = input.path;
-  const { real, workspace: realRoots } = await confinePath(workspace, given, "LS");
-  throwIfAborted(context.signal, "LS");
+  // Open and check the directory itself (H9): what is listed is the directory that was
+  // checked, even if its path is swapped for a symlink to the outside meanwhile.
+  let opened: ConfinedFile;
+  try {
+    opened = await openConfined(workspace, given, "LS", { allowHardLinks: true });
+  } catch (error) {
+    throw fileSystemError(error, workspace, given, "LS");
+  }
+  const { real, workspace: realRoots, stats: info } = opened;
   // Stream the directory, keeping only the first maxEntries names (H8): a directory of a
   // million entries costs the time to read it, not the memory to hold it.
   const first = new SmallestItems<string>(caps.maxEntries, compareNames);
   try {
-    const info = await stat(real);
+    throwIfAborted(context.signal, "LS");
     if (!info.isDirectory()) {
       throw new BuiltinToolError(
         "not_a_directory",
         `LS: ${JSON.stringify(given)} is a file, not a directory. Use Read to read it.`,
       );
     }
+    const listed = directoryPrefix(opened.handle, real);
     // A small directory is read at once: the system sorts it (so sorting it here is almost
     // free) and its listing is at most SMALL_DIRECTORY_BYTES. Any other is streamed.
     const small = info.size > 0 && info.size <= SMALL_DIRECTORY_BYTES;
-    const batches = small ? [await readdir(real, { withFileTypes: true })] : directoryBatches(real);
+    const batches = small
+      ? [await readdir(listed, { withFileTypes: true })]
+      : directoryBatches(listed);
     for await (const batch of batches) {
       throwIfAborted(context.signal, "LS");
       for (const entry of batch) {
@@ -154,6 +164,8 @@ async function list(
     }
   } catch (error) {
     throw fileSystemError(error, workspace, given, "LS");
+  } finally {
+    await opened.handle.close().catch(() => {});
   }
   if (first.offered === 0) return { content: `(${given} is an empty directory.)` };
   const shown = first.sorted();

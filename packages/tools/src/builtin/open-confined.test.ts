@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { closeSync, constants, openSync } from "node:fs";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -100,6 +100,27 @@ describe("H9: a workspace changing under the file tools", () => {
       expect(leaked).toBe(0);
     } finally {
       flipper.kill("SIGKILL");
+    }
+  });
+
+  it("H9: a symlink swapped in during LS and Glob never lists an outside directory", async () => {
+    await writeFile(path.join(fixture.outside, "outside-only-name.txt"), "x");
+    const listing = Object.fromEntries(
+      builtinTools({ tools: ["LS", "Glob"], cwd: fixture.cwd }).map((tool) => [tool.name, tool]),
+    );
+    const flipper = await startChild(flipperScript(fixture.cwd, fixture.outside));
+    try {
+      let leaked = 0;
+      for (let index = 0; index < 600; index++) {
+        const ls = await call(listing.LS!, { path: "flip" });
+        if (text(ls).includes("outside-only-name")) leaked += 1;
+        const glob = await call(listing.Glob!, { pattern: "**/*.txt", path: "flip" });
+        if (text(glob).includes("outside-only-name")) leaked += 1;
+      }
+      expect(leaked).toBe(0);
+    } finally {
+      flipper.kill("SIGKILL");
+      await rm(path.join(fixture.outside, "outside-only-name.txt"), { force: true });
     }
   });
 
