@@ -165,7 +165,8 @@ async function list(
   } catch (error) {
     throw fileSystemError(error, workspace, given, "LS");
   } finally {
-    await opened.handle.close().catch(() => {});
+    // Nothing waits for the close: the listing is already in memory.
+    opened.handle.close().catch(() => {});
   }
   if (first.offered === 0) return { content: `(${given} is an empty directory.)` };
   const shown = first.sorted();
