@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import type { ContentBlock, ModelProviderV1 } from "@lattice/providers";
+import type { ContentBlock, ModelMessage, ModelProviderV1 } from "@lattice/providers";
 import { createAbortError } from "@lattice/scheduler";
 import {
   type AnyToolDefinition,
@@ -16,6 +16,7 @@ import {
   type ValidatedAgentOptions,
   validateAgentOptions,
 } from "./agent-options.js";
+import { checkHistory } from "./check-history.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { MessageChannel } from "./message-channel.js";
 import { type AgentRuntime, type RunPlacement, runAgent } from "./run-agent.js";
@@ -26,9 +27,17 @@ import { buildSystemPrompt, hasConcurrentTools } from "./system-prompt.js";
 export interface QueryOptions {
   /** Aborts the run: started handlers settle, queued calls never start, the query rejects with an `AbortError` (T22). */
   readonly signal?: AbortSignal;
+  /**
+   * A conversation to continue, kept by the caller (R4): sent first, then the prompt. Pass
+   * the `messages` of an earlier run's result. Checked before any model call (a user message
+   * first, every `tool_use` answered by a `tool_result` in the next message, no result without
+   * its call, no unanswered calls at the end); a bad history throws `InvalidOptionError`
+   * naming the message index and the rule. Not copied into any store.
+   */
+  readonly messages?: readonly ModelMessage[];
 }
 
-const QUERY_OPTION_KEYS: ReadonlySet<string> = new Set(["signal"]);
+const QUERY_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "messages"]);
 
 /** What a user message may hold: a string, or text and image blocks. */
 export type Prompt = string | readonly ContentBlock[];
@@ -295,6 +304,8 @@ export function startQuery(
     );
   }
   validatePrompt(prompt);
+  const history =
+    queryOptions?.messages === undefined ? undefined : checkHistory(queryOptions.messages);
   let started = false;
   return {
     [Symbol.asyncIterator](): AsyncIterator<SDKMessage> {
@@ -316,6 +327,7 @@ export function startQuery(
         emit: (message) => channel.push(message),
         depth,
         agentName,
+        ...(history !== undefined ? { history } : {}),
       };
       const execute = async (): Promise<void> => {
         if (controller.signal.aborted) throw createAbortError(controller.signal.reason);

@@ -66,6 +66,8 @@ export interface RunPlacement {
   readonly takeInbox?: (() => readonly string[] | Promise<readonly string[]>) | undefined;
   /** A parent run's trace, which also receives this run's events. */
   readonly trace?: ((event: TraceEvent) => void) | undefined;
+  /** A checked conversation to continue (R4): sent before the prompt. */
+  readonly history?: readonly ModelMessage[] | undefined;
 }
 
 /**
@@ -144,6 +146,7 @@ export async function runAgent(
       errors,
       sessionId,
       parentToolUseId,
+      messages: messages.slice(),
     };
     trace?.({
       type: "run_finished",
@@ -201,6 +204,7 @@ export async function runAgent(
     trace,
   };
   const messages: ModelMessage[] = [
+    ...(placement.history ?? []),
     { role: "user", content: typeof prompt === "string" ? prompt : [...prompt] },
   ];
 

@@ -1,5 +1,6 @@
 import type {
   ContentBlock,
+  ModelMessage,
   ModelStreamEvent,
   StopReason,
   ToolResultBlock,
@@ -82,6 +83,12 @@ export interface SDKResultMessage {
   readonly usage: RunUsage;
   /** What went wrong, one message per failure; empty on success. */
   readonly errors: readonly string[];
+  /**
+   * The whole conversation after the run (R5): the history it continued, its prompt, and every
+   * assistant message and tool-result message, plain JSON. Pass it as `messages` to the next
+   * `query()` to continue: the next request sends exactly what one longer conversation would.
+   */
+  readonly messages: readonly ModelMessage[];
   readonly sessionId: string;
   /** The agent tool call this run serves, or `null` for a top-level run. */
   readonly parentToolUseId: string | null;
