@@ -50,6 +50,11 @@ export {
   type SessionSnapshot,
   type SessionStore,
 } from "./session-store.js";
+export {
+  checkExpectedVersion,
+  checkSessionId,
+  serializeSessionEntries,
+} from "./session-store-arguments.js";
 export { PARALLEL_TOOL_CALLS_GUIDANCE } from "./system-prompt.js";
 export {
   createTeam,

@@ -1,5 +1,5 @@
-// @lattice/store-sqlite keeps a copy of these checks (its src/session-store-arguments.ts), so
-// every Lattice store refuses the same arguments with the same messages. Keep the two in step.
+// The argument checks every Lattice store makes, exported for store authors so that all stores
+// refuse the same arguments with the same messages.
 import { describeValue, InvalidOptionError } from "@lattice/tools";
 import type { SessionEntry } from "./session-store.js";
 
@@ -8,10 +8,11 @@ const MAX_DEPTH = 1000;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /**
- * Checks a session id argument: a non-empty string.
+ * Checks a session id argument: a non-empty string. For `SessionStore` implementations: every
+ * Lattice store checks its arguments with these helpers, so all refuse the same input alike.
  *
  * @param prefix - Who checks, printed first (`memorySessionStore append():`).
- * @throws {@link InvalidOptionError} otherwise.
+ * @throws `InvalidOptionError` otherwise.
  */
 export function checkSessionId(prefix: string, sessionId: unknown): asserts sessionId is string {
   if (typeof sessionId !== "string" || sessionId.length === 0) {
@@ -27,7 +28,7 @@ export function checkSessionId(prefix: string, sessionId: unknown): asserts sess
  * Checks an `expectedVersion` argument: a non-negative safe integer.
  *
  * @param prefix - Who checks, printed first.
- * @throws {@link InvalidOptionError} otherwise.
+ * @throws `InvalidOptionError` otherwise.
  */
 export function checkExpectedVersion(
   prefix: string,
@@ -49,7 +50,7 @@ export function checkExpectedVersion(
  * is `undefined` is left out, as `JSON.stringify` does.
  *
  * @param prefix - Who checks, printed first.
- * @throws {@link InvalidOptionError} when `entries` is not a non-empty array, or an entry is
+ * @throws `InvalidOptionError` when `entries` is not a non-empty array, or an entry is
  *   not a plain JSON object; the message names the first bad value by its path.
  */
 export function serializeSessionEntries(prefix: string, entries: unknown): string[] {

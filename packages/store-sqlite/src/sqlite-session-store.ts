@@ -1,17 +1,15 @@
 import { resolve } from "node:path";
 import {
+  checkExpectedVersion,
+  checkSessionId,
   SessionConflictError,
   type SessionEntry,
   type SessionSnapshot,
   type SessionStore,
+  serializeSessionEntries,
 } from "@lattice/core";
 import { assertKnownOptions, describeValue, InvalidOptionError } from "@lattice/tools";
 import { busyOrOpenFailed, ENTRIES_TABLE, openSessionDatabase } from "./open-session-database.js";
-import {
-  checkExpectedVersion,
-  checkSessionId,
-  serializeSessionEntries,
-} from "./session-store-arguments.js";
 import { SqliteSessionStoreError } from "./sqlite-session-store-error.js";
 
 /** How hard SQLite makes each append durable; see {@link SqliteSessionStoreOptions.synchronous}. */
