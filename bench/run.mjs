@@ -83,34 +83,20 @@ for (const r of rows)
     `| ${r.measure} | ${r.floor} | ${r.lattice} | ${r.ratio} | ${r.goal} | ${r.met ? "yes" : "NO"} |`,
   );
 
-console.log("\n## Scheduler\n");
-const scheduler = spawnSync(
-  process.execPath,
-  [join(here, "scheduler.bench.mjs"), ...(quick ? ["--quick"] : [])],
-  {
+/** Runs one benchmark file in its own process, prints its output under a heading. */
+function runChild(title, file) {
+  console.log(`\n## ${title}\n`);
+  const child = spawnSync(process.execPath, [join(here, file), ...(quick ? ["--quick"] : [])], {
     encoding: "utf8",
-  },
-);
-process.stdout.write(scheduler.stdout);
-if (scheduler.status !== 0) process.stderr.write(scheduler.stderr);
+  });
+  process.stdout.write(child.stdout);
+  if (child.status !== 0) process.stderr.write(child.stderr);
+  return child;
+}
 
-console.log("\n## Session stores\n");
-const sessionStore = spawnSync(
-  process.execPath,
-  [join(here, "session-store.bench.mjs"), ...(quick ? ["--quick"] : [])],
-  { encoding: "utf8" },
-);
-process.stdout.write(sessionStore.stdout);
-if (sessionStore.status !== 0) process.stderr.write(sessionStore.stderr);
-
-console.log("\n## Built-in file tools\n");
-const fileTools = spawnSync(
-  process.execPath,
-  [join(here, "file-tools.bench.mjs"), ...(quick ? ["--quick"] : [])],
-  { encoding: "utf8" },
-);
-process.stdout.write(fileTools.stdout);
-if (fileTools.status !== 0) process.stderr.write(fileTools.stderr);
+const scheduler = runChild("Scheduler", "scheduler.bench.mjs");
+const sessionStore = runChild("Session stores", "session-store.bench.mjs");
+const fileTools = runChild("Built-in file tools", "file-tools.bench.mjs");
 
 mkdirSync(join(here, "results"), { recursive: true });
 writeFileSync(

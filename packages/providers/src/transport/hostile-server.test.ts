@@ -46,6 +46,25 @@ function trickle(response: ServerResponse, piece: string, ms: number): void {
   timers.add(timer);
 }
 
+/**
+ * Writes `block` again and again, honouring backpressure, until `total` characters were sent
+ * or the client hung up; then calls `end` (if given).
+ */
+function flood(response: ServerResponse, block: string, total: number, end?: () => void): void {
+  let sent = 0;
+  const write = (): void => {
+    while (sent < total && !response.destroyed) {
+      sent += block.length;
+      if (!response.write(block)) {
+        response.once("drain", write);
+        return;
+      }
+    }
+    end?.();
+  };
+  write();
+}
+
 const PROTOCOLS: { name: string; make: (baseURL: string, extra: object) => ModelProviderV1 }[] = [
   { name: "anthropic", make: (baseURL, extra) => anthropic({ baseURL, apiKey: "k", ...extra }) },
   {
@@ -109,22 +128,11 @@ describe.each(PROTOCOLS)("a hostile server ($name)", ({ make }) => {
   });
 
   it("H7: one SSE event larger than the bound ends in provider_malformed_response, without buffering it all", async () => {
-    const block = "x".repeat(1024 * 1024);
-    let sent = 0;
     const baseURL = await serve((_request, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.write("data: ");
-      const write = (): void => {
-        // Up to twice the bound, in one line that never ends.
-        while (sent < 2 * MAX_RESPONSE_EVENT_SIZE && !response.destroyed) {
-          sent += block.length;
-          if (!response.write(block)) {
-            response.once("drain", write);
-            return;
-          }
-        }
-      };
-      write();
+      // Up to twice the bound, in one line that never ends.
+      flood(response, "x".repeat(1024 * 1024), 2 * MAX_RESPONSE_EVENT_SIZE);
     });
     const error = await failure(make(baseURL, { maxRetries: 0 }));
     expect(error.code).toBe("provider_malformed_response");
@@ -136,19 +144,7 @@ describe.each(PROTOCOLS)("a hostile server ($name)", ({ make }) => {
     const baseURL = await serve((_request, response) => {
       // No content-length: chunked, so the size is only known by reading.
       response.writeHead(200, { "content-type": "application/json" });
-      const block = "x".repeat(1024 * 1024);
-      let sent = 0;
-      const write = (): void => {
-        while (sent < 2 * MAX_RESPONSE_EVENT_SIZE && !response.destroyed) {
-          sent += block.length;
-          if (!response.write(block)) {
-            response.once("drain", write);
-            return;
-          }
-        }
-        response.end();
-      };
-      write();
+      flood(response, "x".repeat(1024 * 1024), 2 * MAX_RESPONSE_EVENT_SIZE, () => response.end());
     });
     const error = await failure(make(baseURL, { maxRetries: 0 }), false);
     expect(error.code).toBe("provider_malformed_response");
@@ -185,20 +181,13 @@ describe("tool input bounds (H6)", () => {
 
 describe("bounds that a server cannot talk around (H7)", () => {
   it("H7: comment lines between the data lines of one huge event do not reset its bound", async () => {
-    const block = `data: ${"x".repeat(1024 * 1024)}\n: keep-alive\n`;
-    let sent = 0;
     const baseURL = await serve((_request, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });
-      const write = (): void => {
-        while (sent < 2 * MAX_RESPONSE_EVENT_SIZE && !response.destroyed) {
-          sent += block.length;
-          if (!response.write(block)) {
-            response.once("drain", write);
-            return;
-          }
-        }
-      };
-      write();
+      flood(
+        response,
+        `data: ${"x".repeat(1024 * 1024)}\n: keep-alive\n`,
+        2 * MAX_RESPONSE_EVENT_SIZE,
+      );
     });
     const error = await failure(anthropic({ baseURL, apiKey: "k", maxRetries: 0 }));
     expect(error.code).toBe("provider_malformed_response");
