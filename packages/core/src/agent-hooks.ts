@@ -22,8 +22,10 @@ export interface ToolResultHookEvent {
   readonly status: ToolCallStatus;
   /** The handler's wall time, or 0 when it never ran. */
   readonly durationMs: number;
-  /** The query's session id. */
+  /** The conversation the run belongs to (R7). */
   readonly sessionId: string;
+  /** The run. */
+  readonly runId: string;
   /**
    * The query's signal. A hook that waits on something (a database, a service) should stop
    * when it aborts: the run does not wait for a pending `onToolResult` once the query is

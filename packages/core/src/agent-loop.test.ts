@@ -858,11 +858,11 @@ describe("cancellation (T22)", () => {
     const runtime = await prepared.getRuntime();
     let asked = 0;
     const controller = new AbortController();
-    const pending = runAgent(runtime, "go", controller.signal, {
+    const pending = runAgent(runtime, { kind: "prompt", prompt: "go" }, controller.signal, {
       parentToolUseId: null,
       emit: () => {},
       depth: 0,
-      takeInbox: () => {
+      beforeModelCall: () => {
         asked++;
         return new Promise<never>(() => {});
       },

@@ -16,6 +16,7 @@ import {
   TOOL_NAME_PATTERN,
 } from "@lattice/tools";
 import { AGENT_HOOK_KEYS, type AgentHooks } from "./agent-hooks.js";
+import type { SessionStore } from "./session-store.js";
 import type { TraceEvent } from "./trace-event.js";
 
 /**
@@ -95,6 +96,13 @@ export interface AgentOptions {
    * purpose (pnpm's `node_modules`).
    */
   readonly allowHardLinks?: boolean;
+  /**
+   * Where `query(prompt, { sessionId })` keeps conversations and `resume()` finds them (R6,
+   * R11): `memorySessionStore()` (the default, one per agent: sessions last as long as the
+   * agent), `sqliteSessionStore({ path })` from `@lattice/store-sqlite`, or your own
+   * `SessionStore`. Share one store between agents to share their sessions.
+   */
+  readonly sessionStore?: SessionStore;
 }
 
 /** Every key {@link AgentOptions} accepts. */
@@ -121,6 +129,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "cwd",
   "additionalDirectories",
   "allowHardLinks",
+  "sessionStore",
 ]);
 
 /** Default `maxTurns`. */
@@ -250,6 +259,13 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
       `must be a function (event) => void, received ${describeValue(o.onTrace)}.`,
     );
   }
+  if (o.sessionStore !== undefined && !isSessionStore(o.sessionStore)) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "sessionStore",
+      `must be a SessionStore (an object with load, append, list and delete methods), such as memorySessionStore() or sqliteSessionStore({ path }); received ${describeValue(o.sessionStore)}.`,
+    );
+  }
   const tools = validateTools(o.tools);
   const hooks = validateHooks(o.hooks);
   return {
@@ -262,6 +278,12 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
     maxTokens,
     abortGraceMs,
   };
+}
+
+function isSessionStore(value: unknown): value is SessionStore {
+  if (value === null || typeof value !== "object") return false;
+  const store = value as Record<string, unknown>;
+  return ["load", "append", "list", "delete"].every((key) => typeof store[key] === "function");
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { ToolContext, ToolHandlerResult } from "@lattice/tools";
 import type { MemberRuntime } from "./member-runtime.js";
 import { AgentDepthError } from "./multi-agent-errors.js";
-import { type LatticeToolContext, RUN_CONTEXT, type RunContext, runAgent } from "./run-agent.js";
+import { type RunContext, runAgent, runContextOf } from "./run-agent.js";
 import type { SDKResultMessage } from "./sdk-message.js";
 
 /**
@@ -12,7 +12,7 @@ export const DEFAULT_MAX_DEPTH = 8;
 
 /** The run a tool call belongs to, when it runs inside a Lattice run. Internal. */
 export function parentRunOf(context: ToolContext): RunContext | undefined {
-  return (context as LatticeToolContext)[RUN_CONTEXT];
+  return runContextOf(context);
 }
 
 /** Where the next agent of a chain would stand. Internal. */
@@ -69,7 +69,7 @@ export async function callAgent(
   const runtime = await member.runtimeFor(
     parent === undefined ? undefined : { provider: parent.provider, model: parent.model },
   );
-  const result = await runAgent(runtime, task, context.signal, {
+  const result = await runAgent(runtime, { kind: "prompt", prompt: task }, context.signal, {
     parentToolUseId: context.toolUseId,
     emit: parent?.emit ?? ignore,
     depth: link.depth,
@@ -78,6 +78,9 @@ export async function callAgent(
     mailbox: parent?.mailbox,
     maxDepth: link.maxDepth,
     trace: parent?.trace,
+    // The child run belongs to the parent's conversation and sees the caller's context (R9).
+    sessionId: parent?.sessionId,
+    context: parent !== undefined ? parent.context : context.context,
   });
   parent?.addUsage(result.usage);
   if (!result.isError) return { content: result.result };

@@ -18,13 +18,16 @@ import {
 } from "./agent-options.js";
 import { checkHistory } from "./check-history.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
+import { memorySessionStore } from "./memory-session-store.js";
 import { MessageChannel } from "./message-channel.js";
-import { type AgentRuntime, type RunPlacement, runAgent } from "./run-agent.js";
+import { type AgentRuntime, type RunPlacement, type RunStart, runAgent } from "./run-agent.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
+import type { SessionStore } from "./session-store.js";
+import { checkSessionId } from "./session-store-arguments.js";
 import { buildSystemPrompt, hasConcurrentTools } from "./system-prompt.js";
 
 /** Options of one query. Checked strictly. */
-export interface QueryOptions {
+export interface QueryOptions<TContext = unknown> {
   /** Aborts the run: started handlers settle, queued calls never start, the query rejects with an `AbortError` (T22). */
   readonly signal?: AbortSignal;
   /**
@@ -32,24 +35,74 @@ export interface QueryOptions {
    * the `messages` of an earlier run's result. Checked before any model call (a user message
    * first, every `tool_use` answered by a `tool_result` in the next message, no result without
    * its call, no unanswered calls at the end); a bad history throws `InvalidOptionError`
-   * naming the message index and the rule. Not copied into any store.
+   * naming the message index and the rule. Not copied into any store. Not with `sessionId`.
    */
   readonly messages?: readonly ModelMessage[];
+  /**
+   * A stored conversation to continue (R6): the agent's `sessionStore` is read, the prompt
+   * appended, and every step's outcome appended before the next step starts, so a crash loses
+   * at most the reply being streamed and the calls that had not settled (R18). A new id starts
+   * a new session. A session whose last run is unfinished refuses a new prompt with
+   * `session_conflict` (R8): continue it with `resume()`. Not with `messages`.
+   */
+  readonly sessionId?: string;
+  /**
+   * A value for your tools, read as `ctx.context` (R9): the user, a database handle, a tenant.
+   * Agent tools pass it to their child runs. Never sent to the model, never stored.
+   */
+  readonly context?: TContext;
 }
 
-const QUERY_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "messages"]);
+const QUERY_OPTION_KEYS: ReadonlySet<string> = new Set([
+  "signal",
+  "messages",
+  "sessionId",
+  "context",
+]);
 
-/** What a user message may hold: a string, or text and image blocks. */
+/** Options of `agent.resume()`. Checked strictly. */
+export interface ResumeOptions<TContext = unknown> {
+  /** Aborts the resumed run, as `QueryOptions.signal` does; the run stays resumable. */
+  readonly signal?: AbortSignal;
+  /** The value tools read as `ctx.context` in the resumed run (R9); it was never stored. */
+  readonly context?: TContext;
+}
+
+const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "context"]);
+
+/** What a message may hold: a string, or text and image blocks. */
 export type Prompt = string | readonly ContentBlock[];
 
-/** A runnable agent: what `createAgent` and `createBareAgent` return. */
-export interface Agent {
+/**
+ * A run in progress, as `agent.query()` and `agent.resume()` return it: iterate it for the
+ * run's messages, or await `finalResult()` for the result alone. The run starts on the first
+ * `next()` (or `finalResult()`); it can be iterated once.
+ */
+export interface AgentQuery extends AsyncIterable<SDKMessage> {
+  /**
+   * The run's result message. When nobody iterates the query, this drains it; when someone
+   * does, this resolves as the result passes by. The same promise on every call.
+   *
+   * @throws an error named `"AbortError"` when the run was aborted; the run's failure (for
+   *   example `session_conflict`) when it failed before its result.
+   */
+  finalResult(): Promise<SDKResultMessage>;
+}
+
+/**
+ * A runnable agent: what `createAgent` and `createBareAgent` return.
+ *
+ * @typeParam TContext - The type of `QueryOptions.context`, read by tools as `ctx.context`.
+ */
+export interface Agent<TContext = unknown> {
   /** The agent's name, when it has one. */
   readonly name: string | undefined;
   /** The model the agent talks to. */
   readonly model: string;
   /** The provider the agent talks through. */
   readonly provider: ModelProviderV1;
+  /** Where the agent's sessions are kept: its `sessionStore` option, or its own memory store. */
+  readonly sessionStore: SessionStore;
   /**
    * Runs the agent on a prompt and streams its messages: `system`/`init`, then per turn an
    * `assistant` message and a `user` message of tool results, `stream_event`s when
@@ -57,15 +110,30 @@ export interface Agent {
    * iterating. Breaking out of the loop aborts it: the iterator's `return()` (which
    * `break` awaits) resolves once every handler that had started has settled (T22).
    *
-   * @throws (from the iterator) an error named `"AbortError"` when `options.signal` aborts.
+   * @throws `InvalidOptionError` at once for a bad prompt or option; (from the iterator) an
+   *   error named `"AbortError"` when `options.signal` aborts, `SessionConflictError`
+   *   (`session_conflict`) when the session has an unfinished run or another run won it (R8).
    */
-  query(prompt: Prompt, options?: QueryOptions): AsyncIterable<SDKMessage>;
+  query(prompt: Prompt, options?: QueryOptions<TContext>): AgentQuery;
   /**
-   * Runs the agent to the end and resolves with its result message.
+   * Continues the unfinished run of a stored session (R18): one cut by an abort or a killed
+   * process. Calls whose results are logged never run again; the others run again
+   * (at-least-once); a log that ends after a prompt, a batch or a mail calls the model next.
+   * `numTurns`, `usage` and `runId` continue; `messages` end as an uninterrupted run's would
+   * (R19). Returns the same kind of query as `query()`.
+   *
+   * @throws (from the iterator) `SessionError` `session_not_found` for an unknown session and
+   *   `not_interrupted` when its last run ended; `SessionConflictError` when another process
+   *   resumed it first (exactly one wins).
+   */
+  resume(sessionId: string, options?: ResumeOptions<TContext>): AgentQuery;
+  /**
+   * Runs the agent to the end and resolves with its result message:
+   * `query(prompt, options).finalResult()`.
    *
    * @throws an error named `"AbortError"` when `options.signal` aborts.
    */
-  run(prompt: Prompt, options?: QueryOptions): Promise<SDKResultMessage>;
+  run(prompt: Prompt, options?: QueryOptions<TContext>): Promise<SDKResultMessage>;
 }
 
 /** Which factory assembles an agent: `createAgent` or `createBareAgent`. Internal. */
@@ -90,8 +158,10 @@ export type Flavor = "standard" | "bare";
  * @throws `UnknownOptionError` for an unknown key (T31, T32).
  * @throws `InvalidOptionError` for a bad value, a missing `model`, or duplicate tool names.
  */
-export function createAgent(options: AgentOptions | AgentDefinition): Agent {
-  return assemble(options, "standard");
+export function createAgent<TContext = unknown>(
+  options: AgentOptions | AgentDefinition,
+): Agent<TContext> {
+  return assemble<TContext>(options, "standard");
 }
 
 /**
@@ -102,25 +172,63 @@ export function createAgent(options: AgentOptions | AgentDefinition): Agent {
  * @throws `UnknownOptionError` for an unknown key (T31, T32).
  * @throws `InvalidOptionError` for a bad value, a missing `model`, or `builtinTools`.
  */
-export function createBareAgent(options: AgentOptions | AgentDefinition): Agent {
-  return assemble(options, "bare");
+export function createBareAgent<TContext = unknown>(
+  options: AgentOptions | AgentDefinition,
+): Agent<TContext> {
+  return assemble<TContext>(options, "bare");
 }
 
-function assemble(options: AgentOptions | AgentDefinition, flavor: Flavor): Agent {
-  const prepared = prepareAgent(checkAgentOptions(options, flavor), flavor, undefined);
-  const agent: Agent = {
+function assemble<TContext>(
+  options: AgentOptions | AgentDefinition,
+  flavor: Flavor,
+): Agent<TContext> {
+  const checked = checkAgentOptions(options, flavor);
+  const prepared = prepareAgent(checked, flavor, undefined);
+  const store = checked.validated.options.sessionStore ?? memorySessionStore();
+  const agentName = prepared.name;
+  const agent: Agent<TContext> = {
     name: prepared.name,
     model: prepared.model,
     provider: prepared.provider,
+    sessionStore: store,
     query(prompt, queryOptions) {
-      return startQuery(prepared.getRuntime, prompt, queryOptions, 0, null, prepared.name);
-    },
-    async run(prompt, queryOptions) {
-      let result: SDKResultMessage | undefined;
-      for await (const message of agent.query(prompt, queryOptions)) {
-        if (message.type === "result" && message.parentToolUseId === null) result = message;
+      assertKnownOptions(queryOptions, QUERY_OPTION_KEYS, "QueryOptions:");
+      checkSignal("QueryOptions:", queryOptions?.signal);
+      validatePrompt(prompt);
+      const sessionId = queryOptions?.sessionId;
+      if (sessionId !== undefined) {
+        checkSessionId("QueryOptions:", sessionId);
+        if (queryOptions?.messages !== undefined) {
+          throw new InvalidOptionError(
+            "QueryOptions:",
+            "messages",
+            `cannot be combined with "sessionId": session ${JSON.stringify(sessionId)} keeps its own history in the agent's sessionStore. Pass sessionId to continue the stored conversation, or messages to continue one you keep.`,
+          );
+        }
       }
-      return result as SDKResultMessage;
+      const history =
+        queryOptions?.messages === undefined ? undefined : checkHistory(queryOptions.messages);
+      const start: RunStart = {
+        kind: "prompt",
+        prompt,
+        ...(history !== undefined ? { history } : {}),
+        ...(sessionId !== undefined ? { session: { store, sessionId } } : {}),
+      };
+      return startQuery(prepared.getRuntime, start, queryOptions, agentName);
+    },
+    resume(sessionId, resumeOptions) {
+      assertKnownOptions(resumeOptions, RESUME_OPTION_KEYS, "ResumeOptions:");
+      checkSessionId("resume():", sessionId);
+      checkSignal("ResumeOptions:", resumeOptions?.signal);
+      return startQuery(
+        prepared.getRuntime,
+        { kind: "resume", store, sessionId },
+        resumeOptions,
+        agentName,
+      );
+    },
+    run(prompt, queryOptions) {
+      return agent.query(prompt, queryOptions).finalResult();
     },
   };
   return Object.freeze(agent);
@@ -283,31 +391,29 @@ function validateBuiltinNames(options: AgentOptions, flavor: Flavor): readonly B
 }
 
 /**
- * Starts a query lazily on first iteration and streams its messages. Internal: also used to
- * run agent tools nested in a parent run.
+ * Starts a run lazily on first iteration (or `finalResult()`) and streams its messages.
+ * Internal: the arguments are checked by the caller.
  */
 export function startQuery(
   getRuntime: () => AgentRuntime | Promise<AgentRuntime>,
-  prompt: Prompt,
-  queryOptions: QueryOptions | undefined,
-  depth: number,
-  parentToolUseId: string | null,
-  agentName?: string,
-): AsyncIterable<SDKMessage> {
-  assertKnownOptions(queryOptions, QUERY_OPTION_KEYS, "QueryOptions:");
+  start: RunStart,
+  queryOptions: { readonly signal?: AbortSignal; readonly context?: unknown } | undefined,
+  agentName: string | undefined,
+): AgentQuery {
   const userSignal = queryOptions?.signal;
-  if (userSignal !== undefined && !(userSignal instanceof AbortSignal)) {
-    throw new InvalidOptionError(
-      "QueryOptions:",
-      "signal",
-      `must be an AbortSignal, received ${describeValue(userSignal)}.`,
-    );
-  }
-  validatePrompt(prompt);
-  const history =
-    queryOptions?.messages === undefined ? undefined : checkHistory(queryOptions.messages);
+  const context = queryOptions?.context;
   let started = false;
-  return {
+  let resolveResult!: (result: SDKResultMessage) => void;
+  let rejectResult!: (error: unknown) => void;
+  const result = new Promise<SDKResultMessage>((resolve, reject) => {
+    resolveResult = resolve;
+    rejectResult = reject;
+  });
+  // Nobody may ask for the result: its failure is the iterator's to report.
+  result.catch(() => {});
+  let draining: Promise<SDKResultMessage> | undefined;
+
+  const query: AgentQuery = {
     [Symbol.asyncIterator](): AsyncIterator<SDKMessage> {
       if (started) {
         throw new InvalidOptionError(
@@ -323,24 +429,30 @@ export function startQuery(
       if (userSignal?.aborted) controller.abort(userSignal.reason);
       else userSignal?.addEventListener("abort", onAbort, { once: true });
       const placement: RunPlacement = {
-        parentToolUseId,
+        parentToolUseId: null,
         emit: (message) => channel.push(message),
-        depth,
+        depth: 0,
         agentName,
-        ...(history !== undefined ? { history } : {}),
+        ...(context !== undefined ? { context } : {}),
       };
-      const execute = async (): Promise<void> => {
+      const execute = async (): Promise<SDKResultMessage> => {
         if (controller.signal.aborted) throw createAbortError(controller.signal.reason);
         const runtime = await getRuntime();
-        await runAgent(runtime, prompt, controller.signal, placement);
+        return runAgent(runtime, start, controller.signal, placement);
       };
       let stopping = false;
       let finished = false;
       // Settles (never rejects) once the run has: with its error, if it failed.
       const settled: Promise<{ readonly error: unknown } | undefined> = execute()
         .then(
-          () => undefined,
-          (error: unknown) => ({ error }),
+          (message) => {
+            resolveResult(message);
+            return undefined;
+          },
+          (error: unknown) => {
+            rejectResult(error);
+            return { error };
+          },
         )
         .then((failure) => {
           finished = true;
@@ -372,7 +484,28 @@ export function startQuery(
         },
       };
     },
+    finalResult() {
+      if (started) return result;
+      draining ??= (async () => {
+        for await (const _message of query) {
+          // Drained: the result arrives through `result`.
+        }
+        return result;
+      })();
+      return draining;
+    },
   };
+  return query;
+}
+
+function checkSignal(prefix: string, signal: unknown): void {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidOptionError(
+      prefix,
+      "signal",
+      `must be an AbortSignal, received ${describeValue(signal)}.`,
+    );
+  }
 }
 
 function isAbortError(error: unknown): boolean {

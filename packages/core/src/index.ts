@@ -18,10 +18,12 @@ export {
 export { DEFAULT_MAX_DEPTH } from "./call-agent.js";
 export {
   type Agent,
+  type AgentQuery,
   createAgent,
   createBareAgent,
   type Prompt,
   type QueryOptions,
+  type ResumeOptions,
 } from "./create-agent.js";
 export { type AgentDefinition, defineAgent, isAgentDefinition } from "./define-agent.js";
 export {
@@ -33,6 +35,18 @@ export { type JsonlTraceWriter, jsonlTraceWriter, type TraceSink } from "./jsonl
 export { createInMemoryMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
 export { memorySessionStore } from "./memory-session-store.js";
 export { AgentDepthError, HandoffError } from "./multi-agent-errors.js";
+export {
+  type MailEntry,
+  type ReplyEntry,
+  RUN_LOG_VERSION,
+  type RunFinishedEntry,
+  type RunLogEntry,
+  type RunResumedEntry,
+  type RunStartedEntry,
+  SessionError,
+  type SessionErrorCode,
+  type ToolResultEntry,
+} from "./run-log.js";
 export type {
   RunUsage,
   SDKAssistantMessage,

@@ -24,6 +24,7 @@ const PREFIX = "memorySessionStore";
 export function memorySessionStore(): SessionStore {
   const sessions = new Map<string, string[]>();
   return {
+    name: "memorySessionStore()",
     async load(sessionId: string) {
       checkSessionId(`${PREFIX} load():`, sessionId);
       const texts = sessions.get(sessionId);

@@ -5,7 +5,6 @@ import type {
   ModelProviderV1,
   ModelResponse,
   ToolResultBlock,
-  ToolUseBlock,
 } from "@lattice/providers";
 import {
   type BeforeToolCall,
@@ -15,11 +14,31 @@ import {
   runToolBatch,
   type ToolBatchCall,
   type ToolBatchPolicy,
+  type ToolCallOutcome,
+  type ToolCallStatus,
 } from "@lattice/scheduler";
-import type { AnyToolDefinition, ToolContext } from "@lattice/tools";
+import type { AnyToolDefinition, LatticeError, ToolContext, ToolRunInfo } from "@lattice/tools";
 import type { AgentHooks } from "./agent-hooks.js";
 import type { Mailbox } from "./mailbox.js";
+import {
+  checkRunLog,
+  nextStep,
+  RUN_LOG_VERSION,
+  type RunFinishedEntry,
+  type RunLogEntry,
+  RunLogState,
+  SessionError,
+  type ToolResultEntry,
+} from "./run-log.js";
 import type { RunUsage, SDKMessage, SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
+import {
+  type JsonValue,
+  SessionConflictError,
+  type SessionEntry,
+  type SessionSnapshot,
+  type SessionStore,
+} from "./session-store.js";
+import { SessionWriter } from "./session-writer.js";
 import type { TraceEvent } from "./trace-event.js";
 
 /** Everything one run needs, resolved from an agent's options. Internal. */
@@ -60,30 +79,47 @@ export interface RunPlacement {
   /** The depth limit agent tools of this run apply; default `DEFAULT_MAX_DEPTH`. */
   readonly maxDepth?: number | undefined;
   /**
-   * Called before each model call after the first: texts it returns (team replies) are
-   * appended as text blocks to the user message that carries the last batch's tool results.
+   * The before-step hook of a team member's run: called before each model call that follows a
+   * reply. The texts it returns (team replies) are appended to the run log as a `mail` entry,
+   * so they reach the next model call, or the resumed run if this one is cut first.
    */
-  readonly takeInbox?: (() => readonly string[] | Promise<readonly string[]>) | undefined;
+  readonly beforeModelCall?: (() => readonly string[] | Promise<readonly string[]>) | undefined;
   /** A parent run's trace, which also receives this run's events. */
   readonly trace?: ((event: TraceEvent) => void) | undefined;
-  /** A checked conversation to continue (R4): sent before the prompt. */
-  readonly history?: readonly ModelMessage[] | undefined;
+  /** The caller's context (R9), handed to every tool as `ctx.context`. */
+  readonly context?: unknown;
+  /** The conversation id of a run without a session: a parent run's, or a fresh one. */
+  readonly sessionId?: string | undefined;
 }
 
+/** What a run starts from. Internal. */
+export type RunStart =
+  | {
+      /** A new run on a prompt: one-off (with an optional caller-kept history) or on a session. */
+      readonly kind: "prompt";
+      readonly prompt: string | readonly ContentBlock[];
+      /** A checked conversation to continue (R4): sent before the prompt. */
+      readonly history?: readonly ModelMessage[] | undefined;
+      /** The stored conversation to continue and append to (R6). */
+      readonly session?: { readonly store: SessionStore; readonly sessionId: string } | undefined;
+    }
+  | {
+      /** The unfinished run of a stored session, taken up again (R18). */
+      readonly kind: "resume";
+      readonly store: SessionStore;
+      readonly sessionId: string;
+    };
+
 /**
- * What a tool handler's context holds in a Lattice run, besides the public {@link ToolContext}
- * fields: the running agent's provider and model, and a way to emit nested messages and add
- * usage. Agent tools read it through {@link RUN_CONTEXT}.
+ * What a tool handler's context holds as `ctx.run` in a Lattice run: the public
+ * {@link ToolRunInfo}, and for agent tools the running agent's provider and model and a way
+ * to emit nested messages and add usage. Internal beyond `ToolRunInfo`.
  */
-export interface RunContext {
+export interface RunContext extends ToolRunInfo {
   readonly provider: ModelProviderV1;
   readonly model: string;
   readonly emit: (message: SDKMessage) => void;
   readonly addUsage: (usage: RunUsage) => void;
-  readonly depth: number;
-  readonly sessionId: string;
-  /** The running agent's name (`"agent"` when it has none). */
-  readonly agentName: string;
   /** The agents from the first one to the running one. */
   readonly chain: readonly string[];
   /** The mailbox handoffs go to when the agent tool has none of its own. */
@@ -92,70 +128,252 @@ export interface RunContext {
   readonly maxDepth: number | undefined;
   /** The run's trace sink (its own `onTrace` and its parents'), if any. */
   readonly trace: ((event: TraceEvent) => void) | undefined;
+  /** The caller's context (R9), passed on to child runs. */
+  readonly context: unknown;
 }
 
-/** The symbol under which a tool context carries its {@link RunContext}. Internal. */
-export const RUN_CONTEXT: unique symbol = Symbol.for("lattice.runContext");
+/** The run contexts this module made, so agent tools recognise a Lattice run's `ctx.run`. */
+const runContexts = new WeakSet<object>();
 
-/** A tool context with the run's internals attached. Internal. */
-export type LatticeToolContext = ToolContext & { readonly [RUN_CONTEXT]?: RunContext };
+/** The Lattice run a tool call belongs to, when a Lattice agent made it. Internal. */
+export function runContextOf(context: ToolContext): RunContext | undefined {
+  const run = context.run;
+  return run !== undefined && runContexts.has(run) ? (run as RunContext) : undefined;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Statuses whose result is final: logged, never run again on resume (R18). */
+function isLoggable(status: ToolCallStatus, aborted: boolean): boolean {
+  if (status === "cancelled" || status === "abandoned") return false;
+  // A handler that failed once the query was aborted may have failed because of the abort.
+  return !(aborted && status === "failed");
+}
 
 /**
- * Runs the agent loop once: model call, tool batch, results, until the model stops, a tool
- * ends the run, `maxTurns` is reached, or something fails. Emits every message through
- * `placement.emit` and returns the result message (also emitted).
+ * Runs the agent loop as a step function over the run log (R1–R3): each step reads what the
+ * log says comes next — a model call, the latest reply's tool calls, or the end — takes it,
+ * and appends its outcome; with a session, every entry is appended to the store before the
+ * next step starts (R6). Messages, trace events and hooks observe the steps. Returns the
+ * result message (also emitted).
  *
- * @throws an error named `"AbortError"` when `signal` aborts, after every started handler settled.
+ * @throws an error named `"AbortError"` when `signal` aborts, after every started handler
+ *   settled; `SessionConflictError` when another run holds the session (R8); `SessionError`
+ *   for a resume of an unknown or finished session or a log this release cannot read.
  */
 export async function runAgent(
   runtime: AgentRuntime,
-  prompt: string | readonly ContentBlock[],
+  start: RunStart,
   signal: AbortSignal,
   placement: RunPlacement,
 ): Promise<SDKResultMessage> {
-  const sessionId = randomUUID();
   const startedAt = performance.now();
   const { parentToolUseId, emit } = placement;
   const runTrace = combineTraces(runtime.onTrace, placement.trace);
   const trace = runTrace.emit;
   const agentName = placement.agentName ?? "agent";
   const toolNames = runtime.tools.map((definition) => definition.name);
-  const usage = { inputTokens: 0, outputTokens: 0 };
-  const addUsage = (more: RunUsage): void => {
-    usage.inputTokens += more.inputTokens;
-    usage.outputTokens += more.outputTokens;
-  };
-  let numTurns = 0;
+  const state = new RunLogState();
+  let writer: SessionWriter | undefined;
+  let sessionId: string;
+  let runId: string;
+  let resumed = false;
+  let first: RunLogEntry;
 
-  const finish = (
+  if (start.kind === "resume") {
+    sessionId = start.sessionId;
+    const snapshot = await loadSession(start.store, sessionId);
+    for (const entry of snapshot.entries) state.apply(entry);
+    const last = state.run;
+    if (snapshot.version === 0) {
+      throw new SessionError(
+        "session_not_found",
+        sessionId,
+        `resume(): session ${JSON.stringify(sessionId)} does not exist in ${storeLabel(start.store)}. Start it with agent.query(prompt, { sessionId }), or check the id (sessionStore.list() lists the sessions).`,
+      );
+    }
+    if (last === undefined || last.finished) {
+      throw new SessionError(
+        "not_interrupted",
+        sessionId,
+        `resume(): session ${JSON.stringify(sessionId)} has no unfinished run: its last run ended. Send the next prompt with agent.query(prompt, { sessionId: ${JSON.stringify(sessionId)} }).`,
+      );
+    }
+    runId = last.runId;
+    resumed = true;
+    writer = new SessionWriter(start.store, sessionId, snapshot.version);
+    first = { v: RUN_LOG_VERSION, type: "run_resumed", runId, time: new Date().toISOString() };
+  } else {
+    runId = randomUUID();
+    const message: ModelMessage = {
+      role: "user",
+      content: typeof start.prompt === "string" ? start.prompt : [...start.prompt],
+    };
+    const time = new Date().toISOString();
+    first =
+      start.history !== undefined
+        ? {
+            v: RUN_LOG_VERSION,
+            type: "run_started",
+            runId,
+            time,
+            history: start.history,
+            message,
+          }
+        : { v: RUN_LOG_VERSION, type: "run_started", runId, time, message };
+    if (start.session !== undefined) {
+      sessionId = start.session.sessionId;
+      const snapshot = await loadSession(start.session.store, sessionId);
+      for (const entry of snapshot.entries) state.apply(entry);
+      if (state.run !== undefined && !state.run.finished) {
+        throw new SessionConflictError(
+          sessionId,
+          snapshot.version,
+          snapshot.version,
+          `Session ${JSON.stringify(sessionId)} has an unfinished run (${state.run.runId}): it is still running, or it was cut by an abort or a crash. A new prompt would interleave with it, so nothing was sent. Continue it with agent.resume(${JSON.stringify(sessionId)}), or wait for it to finish.`,
+        );
+      }
+      writer = new SessionWriter(start.session.store, sessionId, snapshot.version);
+    } else {
+      sessionId = placement.sessionId ?? randomUUID();
+    }
+  }
+
+  // Usage of agent tools' child runs, not yet written to the log.
+  const pendingUsage = { inputTokens: 0, outputTokens: 0 };
+  const addUsage = (more: RunUsage): void => {
+    pendingUsage.inputTokens += more.inputTokens;
+    pendingUsage.outputTokens += more.outputTokens;
+  };
+  const takePendingUsage = (): RunUsage | undefined => {
+    if (pendingUsage.inputTokens === 0 && pendingUsage.outputTokens === 0) return undefined;
+    const usage = {
+      inputTokens: pendingUsage.inputTokens,
+      outputTokens: pendingUsage.outputTokens,
+    };
+    pendingUsage.inputTokens = 0;
+    pendingUsage.outputTokens = 0;
+    return usage;
+  };
+
+  /** Appends an entry: the conversation follows it (R2), observers see it, the store gets it. */
+  const appendEntry = (entry: RunLogEntry): void => {
+    state.apply(entry);
+    writer?.push(entry as unknown as SessionEntry);
+    observe(entry);
+  };
+
+  /** The SDK message stream, an observer of the log's entries (R3). */
+  const observe = (entry: RunLogEntry): void => {
+    if (entry.type === "reply") {
+      emit({
+        type: "assistant",
+        message: entry.message,
+        stopReason: entry.stopReason,
+        sessionId,
+        runId,
+        parentToolUseId,
+      });
+      return;
+    }
+    if (entry.type !== "tool_result") return;
+    const batch = state.run?.batch;
+    // The entry that completed its batch: the results message is the conversation's last.
+    if (batch?.complete === true && batch.results.get(entry.toolUseId) === entry) {
+      const last = state.messages[state.messages.length - 1]!;
+      emit({
+        type: "user",
+        message: { role: "user", content: last.content as ToolResultBlock[] },
+        sessionId,
+        runId,
+        parentToolUseId,
+      });
+    }
+  };
+
+  // Write-ahead: the run's first entry is stored before anything runs; losing the race for
+  // the session ends here, before any model call or tool (R8).
+  appendEntry(first);
+  if (writer !== undefined) {
+    const failure = await writer.flush();
+    if (failure !== undefined) {
+      throw storeFailure(failure, writer, resumed ? "resume the run" : "start the run");
+    }
+  }
+  const run = state.run!;
+
+  const finish = async (
     subtype: SDKResultSubtype,
     result: string,
     errors: readonly string[],
     structuredResult?: unknown,
-  ): SDKResultMessage => {
+    // A model call that failed counts as a turn, though no reply was logged.
+    numTurns: number = run.numTurns,
+  ): Promise<SDKResultMessage> => {
+    const extra = takePendingUsage();
+    const usage = {
+      inputTokens: run.usage.inputTokens + (extra?.inputTokens ?? 0),
+      outputTokens: run.usage.outputTokens + (extra?.outputTokens ?? 0),
+    };
+    let allErrors = errors;
+    let finalSubtype = subtype;
+    if (writer !== undefined && writer.failure === undefined) {
+      const entry: RunFinishedEntry =
+        structuredResult !== undefined
+          ? {
+              v: RUN_LOG_VERSION,
+              type: "run_finished",
+              runId,
+              subtype,
+              result,
+              structuredResult: toJson(structuredResult),
+              errors,
+              numTurns,
+              usage,
+            }
+          : {
+              v: RUN_LOG_VERSION,
+              type: "run_finished",
+              runId,
+              subtype,
+              result,
+              errors,
+              numTurns,
+              usage,
+            };
+      appendEntry(entry);
+      const failure = await writer.flush();
+      if (failure !== undefined) {
+        if (failure instanceof SessionConflictError) throw storeFailure(failure, writer, "finish");
+        finalSubtype = "error_during_execution";
+        allErrors = [...errors, storeFailure(failure, writer, "finish the run").message];
+      }
+    }
     const durationMs = performance.now() - startedAt;
     const message: SDKResultMessage = {
       type: "result",
-      subtype,
+      subtype: finalSubtype,
       result,
       structuredResult,
-      isError: subtype !== "success",
+      isError: finalSubtype !== "success",
       numTurns,
       durationMs,
-      usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
-      errors,
+      usage,
+      errors: allErrors,
       sessionId,
+      runId,
       parentToolUseId,
-      messages: messages.slice(),
+      messages: state.messages.slice(),
     };
     trace?.({
       type: "run_finished",
       time: performance.now(),
       sessionId,
-      subtype,
+      runId,
+      subtype: finalSubtype,
       numTurns,
       durationMs,
-      usage: message.usage,
+      usage,
     });
     const traceErrors = runTrace.failures();
     const final = traceErrors > 0 ? { ...message, traceErrors } : message;
@@ -167,19 +385,32 @@ export async function runAgent(
       type: "run_aborted",
       time: performance.now(),
       sessionId,
-      numTurns,
+      runId,
+      numTurns: run.numTurns,
       durationMs: performance.now() - startedAt,
     });
     return createAbortError(signal.reason);
+  };
+  /** After a step: waits for its entries to be stored (write-ahead, R6). */
+  const stored = async (): Promise<SDKResultMessage | undefined> => {
+    if (writer === undefined) return undefined;
+    const failure = await writer.flush();
+    if (failure === undefined) return undefined;
+    if (failure instanceof SessionConflictError) throw storeFailure(failure, writer, "continue");
+    return finish("error_during_execution", "", [
+      storeFailure(failure, writer, "append to the run log").message,
+    ]);
   };
 
   trace?.({
     type: "run_started",
     time: startedAt,
     sessionId,
+    runId,
     model: runtime.model,
     tools: toolNames,
     parentToolUseId,
+    ...(resumed ? { resumed: true } : {}),
   });
   emit({
     type: "system",
@@ -187,237 +418,337 @@ export async function runAgent(
     model: runtime.model,
     tools: toolNames,
     sessionId,
+    runId,
     parentToolUseId,
   });
 
   const runContext: RunContext = {
+    runId,
+    sessionId,
+    agentName,
+    depth: placement.depth,
     provider: runtime.provider,
     model: runtime.model,
     emit,
     addUsage,
-    depth: placement.depth,
-    sessionId,
-    agentName,
     chain: placement.chain ?? [agentName],
     mailbox: placement.mailbox,
     maxDepth: placement.maxDepth,
     trace,
+    context: placement.context,
   };
-  const messages: ModelMessage[] = [
-    ...(placement.history ?? []),
-    { role: "user", content: typeof prompt === "string" ? prompt : [...prompt] },
-  ];
+  runContexts.add(runContext);
+  const context = placement.context;
+  const beforeCall = beforeCallFor(runtime.hooks, trace, sessionId, runId);
+  const onCallSettled = (outcome: ToolCallOutcome): void => {
+    if (!isLoggable(outcome.status, signal.aborted)) return;
+    const result = outcome.result;
+    const extra = takePendingUsage();
+    const block: ToolResultBlock = result.isError
+      ? {
+          type: "tool_result",
+          tool_use_id: outcome.id,
+          content: [...result.content],
+          is_error: true,
+        }
+      : { type: "tool_result", tool_use_id: outcome.id, content: [...result.content] };
+    const entry: Mutable<ToolResultEntry> = {
+      v: RUN_LOG_VERSION,
+      type: "tool_result",
+      runId,
+      toolUseId: outcome.id,
+      toolName: outcome.name,
+      status: outcome.status,
+      block,
+    };
+    if (result.endTurn) {
+      entry.endTurn = true;
+      if (result.structuredResult !== undefined) {
+        entry.structuredResult = toJson(result.structuredResult);
+      }
+    }
+    if (extra !== undefined) entry.usage = extra;
+    appendEntry(entry);
+  };
 
   for (;;) {
     if (signal.aborted) throw aborted();
-    if (numTurns >= runtime.maxTurns) {
-      return finish("error_max_turns", "", [
-        `The run reached maxTurns (${runtime.maxTurns}) before the model gave a final answer. Raise maxTurns, or give the model a tool that ends the run (endTurn: true).`,
-      ]);
+    const step = nextStep(run, runtime.maxTurns);
+    if (step.type === "finish") {
+      return finish(step.subtype, step.result, step.errors, step.structuredResult);
     }
-    numTurns++;
-    const turn = numTurns;
-    trace?.({
-      type: "model_request_started",
-      time: performance.now(),
-      sessionId,
-      turn,
-      messageCount: messages.length,
-    });
 
-    let response: ModelResponse | undefined;
-    try {
-      for await (const event of runtime.provider.stream({
-        model: runtime.model,
-        ...(runtime.system !== undefined ? { system: runtime.system } : {}),
-        messages,
-        ...(runtime.tools.length > 0 ? { tools: runtime.tools } : {}),
-        maxTokens: runtime.maxTokens,
-        ...(runtime.stream ? {} : { stream: false }),
-        ...(runtime.temperature !== undefined ? { temperature: runtime.temperature } : {}),
-        signal,
-      })) {
-        if (event.type === "response") {
-          response = event.response;
-          continue;
+    if (step.type === "model") {
+      if (placement.beforeModelCall !== undefined && run.lastReply !== undefined) {
+        const taken = placement.beforeModelCall();
+        let texts: readonly string[];
+        if (Array.isArray(taken)) texts = taken;
+        else {
+          try {
+            texts = await raceAbort(taken, signal);
+          } catch (error) {
+            if (signal.aborted) {
+              // Mail taken from the mailbox after the abort still goes to the log, for resume().
+              Promise.resolve(taken).then((late) => {
+                if (late.length > 0)
+                  appendEntry({ v: RUN_LOG_VERSION, type: "mail", runId, texts: [...late] });
+              }, ignore);
+              throw aborted();
+            }
+            throw error;
+          }
         }
-        if (event.type === "retry") {
-          trace?.({
-            type: "model_retry",
-            time: performance.now(),
-            sessionId,
-            turn,
-            attempt: event.attempt,
-            delayMs: event.delayMs,
-            status: event.status,
-            message: event.message,
-          });
+        // In the log before anything else: an abort now leaves the mail for the resumed run.
+        if (texts.length > 0) {
+          appendEntry({ v: RUN_LOG_VERSION, type: "mail", runId, texts: [...texts] });
+          if (writer !== undefined) {
+            const failed = await stored();
+            if (failed !== undefined) return failed;
+          }
         }
-        if (runtime.includePartialMessages) {
-          emit({ type: "stream_event", event, sessionId, parentToolUseId });
-        }
+        if (signal.aborted) throw aborted();
       }
-    } catch (error) {
-      if (signal.aborted) throw aborted();
-      const message = error instanceof Error ? error.message : String(error);
+      const turn = run.numTurns + 1;
       trace?.({
-        type: "model_request_failed",
+        type: "model_request_started",
         time: performance.now(),
         sessionId,
+        runId,
         turn,
-        message,
-        status: (error as { status?: number }).status,
+        messageCount: state.messages.length,
       });
-      return finish("error_during_execution", "", [message]);
+      let response: ModelResponse | undefined;
+      try {
+        for await (const event of runtime.provider.stream({
+          model: runtime.model,
+          ...(runtime.system !== undefined ? { system: runtime.system } : {}),
+          messages: state.messages,
+          ...(runtime.tools.length > 0 ? { tools: runtime.tools } : {}),
+          maxTokens: runtime.maxTokens,
+          ...(runtime.stream ? {} : { stream: false }),
+          ...(runtime.temperature !== undefined ? { temperature: runtime.temperature } : {}),
+          signal,
+        })) {
+          if (event.type === "response") {
+            response = event.response;
+            continue;
+          }
+          if (event.type === "retry") {
+            trace?.({
+              type: "model_retry",
+              time: performance.now(),
+              sessionId,
+              runId,
+              turn,
+              attempt: event.attempt,
+              delayMs: event.delayMs,
+              status: event.status,
+              message: event.message,
+            });
+          }
+          if (runtime.includePartialMessages) {
+            emit({ type: "stream_event", event, sessionId, runId, parentToolUseId });
+          }
+        }
+      } catch (error) {
+        if (signal.aborted) throw aborted();
+        const message = errorMessage(error);
+        trace?.({
+          type: "model_request_failed",
+          time: performance.now(),
+          sessionId,
+          runId,
+          turn,
+          message,
+          status: (error as { status?: number }).status,
+        });
+        return finish("error_during_execution", "", [message], undefined, turn);
+      }
+      if (signal.aborted) throw aborted();
+      if (response === undefined) {
+        return finish(
+          "error_during_execution",
+          "",
+          [
+            `The model provider "${runtime.provider.name}" ended its stream without a response. This is a bug in the provider adapter.`,
+          ],
+          undefined,
+          turn,
+        );
+      }
+      const content = response.message.content;
+      const usage = {
+        inputTokens: response.usage.inputTokens,
+        outputTokens: response.usage.outputTokens,
+      };
+      trace?.({
+        type: "model_request_finished",
+        time: performance.now(),
+        sessionId,
+        runId,
+        turn,
+        latencyMs: response.latencyMs,
+        usage,
+        retries: response.retries,
+        stopReason: response.stopReason,
+        requestId: response.requestId,
+        toolCalls: countToolUses(content),
+      });
+      appendEntry({
+        v: RUN_LOG_VERSION,
+        type: "reply",
+        runId,
+        turn,
+        message: { role: "assistant", content },
+        stopReason: response.stopReason,
+        usage,
+      });
+      if (writer !== undefined) {
+        const failed = await stored();
+        if (failed !== undefined) return failed;
+      }
+      continue;
     }
-    if (signal.aborted) throw aborted();
-    if (response === undefined) {
-      return finish("error_during_execution", "", [
-        `The model provider "${runtime.provider.name}" ended its stream without a response. This is a bug in the provider adapter.`,
-      ]);
-    }
-    addUsage(response.usage);
-    const content = response.message.content;
-    const toolUses = content.filter((block): block is ToolUseBlock => block.type === "tool_use");
-    trace?.({
-      type: "model_request_finished",
-      time: performance.now(),
-      sessionId,
-      turn,
-      latencyMs: response.latencyMs,
-      usage: { inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens },
-      retries: response.retries,
-      stopReason: response.stopReason,
-      requestId: response.requestId,
-      toolCalls: toolUses.length,
-    });
-    messages.push({ role: "assistant", content });
-    emit({
-      type: "assistant",
-      message: { role: "assistant", content },
-      stopReason: response.stopReason,
-      sessionId,
-      parentToolUseId,
-    });
 
-    if (toolUses.length === 0) {
-      // The API paused a long turn: send the partial turn back so the model continues it.
-      if (response.stopReason === "pause_turn") continue;
-      return finish("success", textOf(content), []);
-    }
-
-    const duplicate = duplicateId(toolUses);
-    if (duplicate !== undefined) {
-      // The API would reject the results of such a reply; nothing may run first (H13).
-      return finish("error_during_execution", "", [
-        `The model's reply used the tool_use id "${duplicate}" for more than one tool call, so none of its ${toolUses.length} calls ran: their results could not be told apart. This is a fault of the model or the server; retry the query.`,
-      ]);
-    }
+    // A batch: the latest reply's calls that have no logged result yet.
+    const turn = run.numTurns;
     const batch = await runToolBatch({
-      calls: toolUses.map((block) =>
+      calls: step.calls.map((block) =>
         block.inputError === undefined
           ? { id: block.id, name: block.name, input: block.input }
           : { id: block.id, name: block.name, input: block.input, inputError: block.inputError },
       ),
       tools: runtime.toolMap,
       concurrency: runtime.concurrency,
-      policy: runtime.policy,
+      // A batch cut by a crash after its first result had been accepted by the policy (R18).
+      policy: step.whole ? runtime.policy : undefined,
       signal,
       abortGraceMs: runtime.abortGraceMs,
-      beforeCall: beforeCallFor(runtime.hooks, trace, sessionId),
-      createContext: (call: ToolBatchCall): LatticeToolContext => ({
-        signal,
-        toolUseId: call.id,
-        toolName: call.name,
-        [RUN_CONTEXT]: runContext,
-      }),
-      ...(trace !== undefined ? { onEvent: (event) => trace({ ...event, sessionId, turn }) } : {}),
+      beforeCall,
+      createContext: (call: ToolBatchCall): ToolContext =>
+        context === undefined
+          ? { signal, toolUseId: call.id, toolName: call.name, run: runContext }
+          : { signal, toolUseId: call.id, toolName: call.name, context, run: runContext },
+      onCallSettled,
+      ...(trace !== undefined
+        ? { onEvent: (event) => trace({ ...event, sessionId, runId, turn }) }
+        : {}),
     });
 
     const hookErrors: string[] = [];
     const onToolResult = runtime.hooks.onToolResult;
-    const results: ToolResultBlock[] = [];
-    for (const outcome of batch.results) {
-      results.push({
-        type: "tool_result",
-        tool_use_id: outcome.id,
-        content: [...outcome.result.content],
-        ...(outcome.result.isError ? { is_error: true } : {}),
-      });
-      if (onToolResult === undefined || batch.aborted || signal.aborted) continue;
-      const hookStarted = performance.now();
-      let hookError: string | undefined;
-      try {
-        // Raced against the signal: a hook that never settles must not keep an aborted
-        // query from ending (T22).
-        await raceAbort(
-          onToolResult({
-            toolUseId: outcome.id,
-            toolName: outcome.name,
-            kind: outcome.kind,
-            input: outcome.input,
-            result: outcome.result,
-            status: outcome.status,
-            durationMs:
-              outcome.startedAt === undefined ? 0 : outcome.finishedAt - outcome.startedAt,
-            sessionId,
+    if (onToolResult !== undefined && !batch.aborted) {
+      for (const outcome of batch.results) {
+        if (signal.aborted) break;
+        const hookStarted = performance.now();
+        let hookError: string | undefined;
+        try {
+          // Raced against the signal: a hook that never settles must not keep an aborted
+          // query from ending (T22).
+          await raceAbort(
+            onToolResult({
+              toolUseId: outcome.id,
+              toolName: outcome.name,
+              kind: outcome.kind,
+              input: outcome.input,
+              result: outcome.result,
+              status: outcome.status,
+              durationMs:
+                outcome.startedAt === undefined ? 0 : outcome.finishedAt - outcome.startedAt,
+              sessionId,
+              runId,
+              signal,
+            }),
             signal,
-          }),
-          signal,
-        );
-      } catch (error) {
-        // Aborted while the hook was pending: no hook error, the run rejects below.
-        if (signal.aborted) continue;
-        hookError = error instanceof Error ? error.message : String(error);
-        hookErrors.push(
-          `The onToolResult hook threw for tool call "${outcome.name}" (${outcome.id}): ${hookError}`,
-        );
+          );
+        } catch (error) {
+          // Aborted while the hook was pending: no hook error, the run rejects below.
+          if (signal.aborted) continue;
+          hookError = errorMessage(error);
+          hookErrors.push(
+            `The onToolResult hook threw for tool call "${outcome.name}" (${outcome.id}): ${hookError}`,
+          );
+        }
+        trace?.({
+          type: "hook",
+          time: performance.now(),
+          sessionId,
+          runId,
+          hook: "onToolResult",
+          toolUseId: outcome.id,
+          durationMs: performance.now() - hookStarted,
+          error: hookError,
+        });
       }
-      trace?.({
-        type: "hook",
-        time: performance.now(),
-        sessionId,
-        hook: "onToolResult",
-        toolUseId: outcome.id,
-        durationMs: performance.now() - hookStarted,
-        error: hookError,
-      });
     }
-    messages.push({ role: "user", content: results });
-    emit({ type: "user", message: { role: "user", content: results }, sessionId, parentToolUseId });
-
+    const failed = writer !== undefined ? await stored() : undefined;
     if (batch.aborted || signal.aborted) throw aborted();
+    if (failed !== undefined) return failed;
     if (hookErrors.length > 0) return finish("error_during_execution", "", hookErrors);
-    if (batch.endTurn !== undefined) {
-      return finish("success", batch.endTurn.text, [], batch.endTurn.structuredResult);
-    }
-    if (placement.takeInbox !== undefined) {
-      let texts: readonly string[];
-      try {
-        texts = await raceAbort(placement.takeInbox(), signal);
-      } catch (error) {
-        if (signal.aborted) throw aborted();
-        throw error;
-      }
-      if (texts.length > 0) {
-        messages[messages.length - 1] = {
-          role: "user",
-          content: [...results, ...texts.map((text) => ({ type: "text" as const, text }))],
-        };
-      }
-    }
   }
 }
 
-/** The first tool_use id that appears twice in a reply, if any (H13). */
-function duplicateId(toolUses: readonly ToolUseBlock[]): string | undefined {
-  if (toolUses.length < 2) return undefined;
-  const seen = new Set<string>();
-  for (const block of toolUses) {
-    if (seen.has(block.id)) return block.id;
-    seen.add(block.id);
+/** Loads and checks a session's run log. */
+async function loadSession(
+  store: SessionStore,
+  sessionId: string,
+): Promise<{ readonly entries: readonly RunLogEntry[]; readonly version: number }> {
+  let snapshot: SessionSnapshot;
+  try {
+    snapshot = await store.load(sessionId);
+  } catch (error) {
+    throw new SessionError(
+      "session_store_failed",
+      sessionId,
+      `${storeLabel(store)} failed to load session ${JSON.stringify(sessionId)}: ${errorMessage(error)}. Nothing ran; retry once the store works.`,
+      { cause: error },
+    );
   }
-  return undefined;
+  return { entries: checkRunLog(sessionId, snapshot.entries), version: snapshot.version };
+}
+
+/** The error a run stops with when its store failed; a conflict stays a conflict (R8). */
+function storeFailure(failure: unknown, writer: SessionWriter, doing: string): LatticeError {
+  const sessionId = writer.sessionId;
+  if (failure instanceof SessionConflictError) {
+    return new SessionConflictError(
+      sessionId,
+      failure.expectedVersion,
+      failure.actualVersion,
+      `Session ${JSON.stringify(sessionId)} was written by another run while this one tried to ${doing}: another process started or resumed a run on it. Nothing of this run was appended after that; the other run owns the session now.`,
+    );
+  }
+  return new SessionError(
+    "session_store_failed",
+    sessionId,
+    `${storeLabel(writer.store)} failed to ${doing} of session ${JSON.stringify(sessionId)}: ${errorMessage(failure)}. The entries appended before stay; once the store works, continue with agent.resume(${JSON.stringify(sessionId)}).`,
+    { cause: failure },
+  );
+}
+
+/** How messages name a store: by its `name`, when it has one. */
+function storeLabel(store: SessionStore): string {
+  return typeof store.name === "string" && store.name !== ""
+    ? `the session store ${store.name}`
+    : "the session store";
+}
+
+function ignore(): void {}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A value as the log keeps it: what a JSON round trip gives back. */
+function toJson(value: unknown): JsonValue {
+  const text = JSON.stringify(value);
+  return text === undefined ? null : (JSON.parse(text) as JsonValue);
+}
+
+function countToolUses(content: readonly ContentBlock[]): number {
+  let count = 0;
+  for (const block of content) if (block.type === "tool_use") count++;
+  return count;
 }
 
 /** The scheduler's per-call hook: the user's `beforeToolCall`, traced. */
@@ -425,6 +756,7 @@ function beforeCallFor(
   hooks: AgentHooks,
   trace: ((event: TraceEvent) => void) | undefined,
   sessionId: string,
+  runId: string,
 ): BeforeToolCall | undefined {
   const user = hooks.beforeToolCall;
   if (user === undefined) return undefined;
@@ -437,6 +769,7 @@ function beforeCallFor(
         type: "hook",
         time: performance.now(),
         sessionId,
+        runId,
         hook: "beforeToolCall",
         toolUseId: call.id,
         durationMs: performance.now() - started,
@@ -447,6 +780,7 @@ function beforeCallFor(
         type: "hook",
         time: performance.now(),
         sessionId,
+        runId,
         hook: "beforeToolCall",
         toolUseId: call.id,
         durationMs: performance.now() - started,
@@ -455,14 +789,6 @@ function beforeCallFor(
       throw error;
     }
   };
-}
-
-function textOf(content: readonly ContentBlock[]): string {
-  let text = "";
-  for (const block of content) {
-    if (block.type === "text") text += text === "" ? block.text : `\n${block.text}`;
-  }
-  return text;
 }
 
 /** A run's trace sink, and how many times the run's own `onTrace` failed (H1). Internal. */

@@ -22,8 +22,13 @@ export interface SDKSystemMessage {
   readonly model: string;
   /** The names of the tools offered to the model, in the order they are sent. */
   readonly tools: readonly string[];
-  /** This query's id; every later message carries it. */
+  /**
+   * The conversation (R7): the `sessionId` the query named, or a fresh id for a one-off run.
+   * Every message of the run carries it; runs of agent tools carry their parent's.
+   */
   readonly sessionId: string;
+  /** The run: fresh for every `query()` and `run()`; a resumed run keeps its id (R15, R18). */
+  readonly runId: string;
   /** The agent tool call this run serves, or `null` for a top-level run. */
   readonly parentToolUseId: string | null;
 }
@@ -35,6 +40,7 @@ export interface SDKAssistantMessage {
   /** Why the model stopped this message. */
   readonly stopReason: StopReason;
   readonly sessionId: string;
+  readonly runId: string;
   /** The agent tool call this run serves, or `null` for a top-level run. */
   readonly parentToolUseId: string | null;
 }
@@ -44,6 +50,7 @@ export interface SDKUserMessage {
   readonly type: "user";
   readonly message: { readonly role: "user"; readonly content: readonly ToolResultBlock[] };
   readonly sessionId: string;
+  readonly runId: string;
   /** The agent tool call this run serves, or `null` for a top-level run. */
   readonly parentToolUseId: string | null;
 }
@@ -54,6 +61,7 @@ export interface SDKPartialMessage {
   /** The provider's normalised stream event (text delta, tool input delta, ...). */
   readonly event: ModelStreamEvent;
   readonly sessionId: string;
+  readonly runId: string;
   /** The agent tool call this run serves, or `null` for a top-level run. */
   readonly parentToolUseId: string | null;
 }
@@ -90,6 +98,7 @@ export interface SDKResultMessage {
    */
   readonly messages: readonly ModelMessage[];
   readonly sessionId: string;
+  readonly runId: string;
   /** The agent tool call this run serves, or `null` for a top-level run. */
   readonly parentToolUseId: string | null;
   /**

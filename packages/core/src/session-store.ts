@@ -41,6 +41,11 @@ export interface SessionSnapshot {
  */
 export interface SessionStore {
   /**
+   * A short label for messages, for example `sqliteSessionStore("/var/chat.db")`: errors of a
+   * run whose store failed name it. Optional.
+   */
+  readonly name?: string;
+  /**
    * Reads a session: its entries in append order and its version. An unknown session is
    * `{ entries: [], version: 0 }`, not an error.
    *

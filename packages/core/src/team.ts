@@ -367,7 +367,7 @@ export function createTeam(options: TeamOptions): Team {
     let result: SDKResultMessage;
     try {
       const runtime = await state.member.runtimeFor(inheritedModel());
-      result = await runAgent(runtime, mailPrompt(mail), signal, {
+      result = await runAgent(runtime, { kind: "prompt", prompt: mailPrompt(mail) }, signal, {
         parentToolUseId: null,
         emit: (message) =>
           emit({
@@ -382,7 +382,7 @@ export function createTeam(options: TeamOptions): Team {
         chain: mail.chain,
         mailbox,
         maxDepth,
-        takeInbox: () => takeInbox(state, runId),
+        beforeModelCall: () => takeInbox(state, runId),
       });
     } catch (error) {
       emit({ type: "run_failed", time: performance.now(), runId, member: state.name, mail, error });

@@ -6,8 +6,10 @@ import type { RunUsage, SDKResultSubtype } from "./sdk-message.js";
 export interface TraceEventBase {
   /** Monotonic timestamp in milliseconds (`performance.now()`). */
   readonly time: number;
-  /** The query this event belongs to. */
+  /** The conversation this event belongs to (R7): the session, or a one-off run's fresh id. */
   readonly sessionId: string;
+  /** The run this event belongs to; a resumed run keeps its id. */
+  readonly runId: string;
 }
 
 /** A run started. */
@@ -16,6 +18,8 @@ export interface RunStartedTraceEvent extends TraceEventBase {
   readonly model: string;
   readonly tools: readonly string[];
   readonly parentToolUseId: string | null;
+  /** `true` when `resume()` took up an unfinished run (R18); absent for a new run. */
+  readonly resumed?: true;
 }
 
 /** A model request is about to be sent. */
@@ -59,7 +63,10 @@ export interface ModelRequestFailedTraceEvent extends TraceEventBase {
 
 /** A scheduler event of one batch (policy decision, plan, each call queued/started/finished). */
 export type ToolBatchTraceEvent = ToolBatchEvent & {
+  /** The conversation (R7). */
   readonly sessionId: string;
+  /** The run. */
+  readonly runId: string;
   /** The turn whose assistant message holds the batch. */
   readonly turn: number;
 };

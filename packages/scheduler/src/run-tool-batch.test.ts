@@ -727,3 +727,26 @@ describe("runToolBatch beforeCall", () => {
     );
   });
 });
+
+describe("runToolBatch onCallSettled", () => {
+  it("reports each outcome once, in settle order, as soon as it is known; a throwing listener changes nothing", async () => {
+    const log: Array<[string, string]> = [];
+    const settled: string[] = [];
+    const result = await runToolBatch({
+      calls: [
+        { id: "slow", name: "safe", input: { ms: 40 } },
+        { id: "fast", name: "safe", input: { ms: 1 } },
+        { id: "bad", name: "missing", input: {} },
+      ],
+      tools: toolMap(sleeper("safe", true, log)),
+      onCallSettled: (outcome) => {
+        settled.push(`${outcome.id}:${outcome.status}`);
+        // Known before the batch ends: the slow call is still running when fast settles.
+        if (outcome.id === "fast") expect(log).not.toContainEqual(["end", "slow"]);
+        throw new Error("listener fault");
+      },
+    });
+    expect(settled).toEqual(["fast:completed", "slow:completed", "bad:unknown_tool"]);
+    expect(result.results.map((outcome) => outcome.id)).toEqual(["slow", "fast", "bad"]);
+  });
+});

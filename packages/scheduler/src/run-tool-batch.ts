@@ -130,6 +130,12 @@ export interface RunToolBatchOptions {
     | undefined;
   /** Receives timing and decision events, synchronously. Whatever it throws is ignored. */
   readonly onEvent?: ((event: ToolBatchEvent) => void) | undefined;
+  /**
+   * Receives each call's outcome the moment its result is known, in settle order (the batch's
+   * `results` keep tool_use order), synchronously; whatever it throws is ignored. A run log
+   * appends each result here, so that a result is durable before the batch ends.
+   */
+  readonly onCallSettled?: ((outcome: ToolCallOutcome) => void) | undefined;
   /** The monotonic clock, in milliseconds. Default `performance.now()`. */
   readonly now?: (() => number) | undefined;
   /**
@@ -627,6 +633,15 @@ class BatchExecution {
             startedAt,
             finishedAt,
           };
+    const onCallSettled = this.options.onCallSettled;
+    if (onCallSettled !== undefined) {
+      try {
+        const returned: unknown = onCallSettled(state.outcome);
+        if (isThenable(returned)) Promise.resolve(returned).then(undefined, ignoreFailure);
+      } catch {
+        // A listener's fault must never break a batch.
+      }
+    }
     if (this.onEvent !== undefined) {
       this.emit({
         type: "tool_call_finished",

@@ -147,6 +147,7 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSe
   }
 
   return {
+    name: `sqliteSessionStore(${JSON.stringify(path)})`,
     path,
 
     async load(sessionId: string): Promise<SessionSnapshot> {

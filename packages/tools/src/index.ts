@@ -39,6 +39,7 @@ export type {
   ToolInputSchema,
   ToolKind,
   ToolOptions,
+  ToolRunInfo,
 } from "./tool-definition.js";
 export {
   errorToolResult,

@@ -19,15 +19,42 @@ export interface ToolInputSchema extends JsonSchema {
 }
 
 /**
- * What a handler receives besides its input (T7).
+ * The run a tool call belongs to, when a Lattice agent made it: ids for logs, metrics and
+ * idempotency keys. Present in every call an agent makes; absent when you call a handler
+ * yourself or run a batch with `runToolBatch` directly.
  */
-export interface ToolContext {
+export interface ToolRunInfo {
+  /** The run (one `query()`, `run()` or `resume()`; a resumed run keeps its id). */
+  readonly runId: string;
+  /** The conversation the run belongs to (its `sessionId`, or a fresh id for a one-off run). */
+  readonly sessionId: string;
+  /** The running agent's name (`"agent"` when it has none). */
+  readonly agentName: string;
+  /** How deep the run is nested in agent tools: 0 at top level. */
+  readonly depth: number;
+}
+
+/**
+ * What a handler receives besides its input (T7).
+ *
+ * @typeParam TContext - The type of the caller's `context` (R9): annotate a handler's second
+ *   parameter as `ToolContext<MyContext>` to read it typed.
+ */
+export interface ToolContext<TContext = unknown> {
   /** This query's AbortSignal: aborted when the user cancels the run (T22). Pass it on to I/O. */
   readonly signal: AbortSignal;
   /** The id of the tool_use block this call answers, for example `"toolu_01A..."`. */
   readonly toolUseId: string;
   /** The name of the tool being called. */
   readonly toolName: string;
+  /**
+   * The value the caller passed as `query(prompt, { context })` (R9): a user, a database
+   * handle, a tenant. Never sent to the model and never stored; agent tools pass it to their
+   * child runs. `undefined` when the query gave none.
+   */
+  readonly context?: TContext;
+  /** The run this call belongs to, when a Lattice agent made the call. */
+  readonly run?: ToolRunInfo;
 }
 
 /**
@@ -56,9 +83,9 @@ export interface ToolHandlerResult {
  * A tool handler: receives the validated input and the call's context, returns (or resolves
  * to) a {@link ToolHandlerResult}. A throw or rejection becomes an `is_error` result (T6).
  */
-export type ToolHandler<Input> = (
+export type ToolHandler<Input, TContext = unknown> = (
   input: Input,
-  context: ToolContext,
+  context: ToolContext<TContext>,
 ) => ToolHandlerResult | Promise<ToolHandlerResult>;
 
 /**

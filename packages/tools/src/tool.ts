@@ -46,16 +46,18 @@ const TOOL_OPTION_KEYS: ReadonlySet<string> = new Set(["isConcurrencySafe", "met
  * @param schema - A `z.object(...)` schema of the input; `.describe()` texts reach the model.
  * @param handler - Runs the tool on the validated input; may be async.
  * @param options - {@link ToolOptions}: `isConcurrencySafe`, `metadata`, `strict`.
+ * @typeParam TContext - The caller context the handler reads as `ctx.context` (R9), when it
+ *   annotates its second parameter as `ToolContext<TContext>`.
  * @returns A frozen {@link ToolDefinition} of kind `"tool"`; `metadata` only when given (T29).
  * @throws {@link ToolDefinitionError} for a bad name, a schema that is not a `z.object`, a field
  *   JSON Schema cannot represent, or a handler or `isConcurrencySafe` that is not a function.
  * @throws {@link UnknownOptionError} for an unknown key in `options` (T31, T32).
  */
-export function tool<Schema extends z.ZodObject>(
+export function tool<Schema extends z.ZodObject, TContext = unknown>(
   name: string,
   description: string,
   schema: Schema,
-  handler: ToolHandler<z.output<Schema>>,
+  handler: ToolHandler<z.output<Schema>, TContext>,
   options?: ToolOptions<z.output<Schema>>,
 ): ToolDefinition<z.output<Schema>> {
   assertKnownOptions(options, TOOL_OPTION_KEYS, `tool(${JSON.stringify(String(name))}):`);
@@ -63,7 +65,8 @@ export function tool<Schema extends z.ZodObject>(
     name,
     description,
     schema,
-    handler,
+    // The handler reads `ctx.context` as TContext; the agent hands it the query's context.
+    handler: handler as ToolHandler<z.output<Schema>>,
     kind: "tool",
     ...options,
   });

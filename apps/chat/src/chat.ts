@@ -1,0 +1,267 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { createInterface } from "node:readline";
+import { sqliteSessionStore } from "@lattice/store-sqlite";
+import { createAgent, LatticeError, type SDKMessage } from "agent-lattice";
+import { createScriptedModelServer } from "agent-lattice/testing";
+import { historyLines } from "./conversation.js";
+import { LineInput } from "./line-input.js";
+import { offlineTurn } from "./offline-script.js";
+import { chatTools } from "./tools.js";
+import { Printer, RunView } from "./transcript.js";
+
+const SYSTEM_PROMPT =
+  "You are a friendly assistant in a terminal chat. Keep replies short. Use get_time for the " +
+  "date and time, remember_note when the user asks you to remember something, and ask_user " +
+  "when you need to ask the user a question.";
+
+/** Options of {@link runChat}. */
+export interface ChatOptions {
+  /** The session (conversation) to continue or start. */
+  readonly session: string;
+  /** The SQLite file that keeps the sessions; its folder is created if missing. */
+  readonly db: string;
+  /** Where lines come from. Default `process.stdin`. */
+  readonly input?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Where the chat writes. Default `process.stdout`. */
+  readonly output?: NodeJS.WritableStream & { isTTY?: boolean };
+  /** The environment, for the API keys. Default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** How a run ended, as {@link runChat} reports it to the user. */
+type RunOutcome = "finished" | "interrupted" | "nothing_to_resume" | "failed";
+
+/**
+ * Runs the chat until the input ends, the user types `/exit`, or presses Ctrl-C at the
+ * prompt. The conversation is the session `options.session` of the SQLite store at
+ * `options.db`, so a later chat on the same session continues it.
+ *
+ * At start, a run of the session that did not finish (interrupted by Ctrl-C, or a process
+ * that was killed) is resumed. Ctrl-C during a run aborts it and leaves it resumable
+ * (`/resume`). Without `DEEPSEEK_API_KEY` or `ANTHROPIC_API_KEY`, the model is the scripted
+ * model server of `agent-lattice/testing`, started here, on 127.0.0.1.
+ *
+ * @param options - {@link ChatOptions}.
+ * @throws `SqliteSessionStoreError` when the database cannot be opened.
+ */
+export async function runChat(options: ChatOptions): Promise<void> {
+  const { session } = options;
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const env = options.env ?? process.env;
+  const interactive = input.isTTY === true && output.isTTY === true;
+  const printer = new Printer((text) => output.write(text));
+
+  mkdirSync(dirname(options.db), { recursive: true });
+  const store = sqliteSessionStore({ path: options.db });
+
+  const deepseekKey = env.DEEPSEEK_API_KEY;
+  const anthropicKey = env.ANTHROPIC_API_KEY;
+  const server =
+    deepseekKey || anthropicKey
+      ? undefined
+      : await createScriptedModelServer({ respond: offlineTurn, recordRequests: false });
+  const endpoint = server
+    ? { apiKey: "offline", baseURL: server.anthropicBaseURL, model: "scripted-model" }
+    : deepseekKey
+      ? {
+          apiKey: deepseekKey,
+          baseURL: "https://api.deepseek.com/anthropic",
+          model: "deepseek-v4-flash",
+        }
+      : { apiKey: anthropicKey, model: "claude-sonnet-4-6" };
+  printer.line(
+    server
+      ? `Lattice chat: offline, against the scripted model server at ${server.url} (set DEEPSEEK_API_KEY or ANTHROPIC_API_KEY to use a real model)`
+      : `Lattice chat: live, ${endpoint.model}${deepseekKey ? " on DeepSeek" : " on Anthropic"}`,
+  );
+  printer.line(
+    `Session "${session}" in ${store.path} (process ${process.pid}). /help lists the commands; Ctrl-C stops a run, Ctrl-D quits.`,
+  );
+
+  const lines = new LineInputFeed(input, output, interactive, printer);
+  let running: AbortController | undefined;
+  let currentView: RunView | undefined;
+  const onInterrupt = (): void => {
+    if (running !== undefined && !running.signal.aborted) {
+      running.abort();
+    } else if (running !== undefined || lines.closed) {
+      // A second Ctrl-C while a run is still stopping, or while closing: leave now.
+      process.exit(130);
+    } else {
+      lines.close();
+    }
+  };
+  lines.onInterrupt(onInterrupt);
+  process.on("SIGINT", onInterrupt);
+
+  const agent = createAgent({
+    ...endpoint,
+    systemPrompt: SYSTEM_PROMPT,
+    tools: chatTools(async (question, signal) => {
+      printer.line(`? ${question}`);
+      return lines.next("answer> ", signal);
+    }),
+    sessionStore: store,
+    includePartialMessages: true,
+    onTrace: (event) => currentView?.trace(event),
+    maxTurns: 10,
+  });
+
+  /** Streams one run to the terminal; Ctrl-C aborts it. */
+  const show = async (
+    start: (signal: AbortSignal) => AsyncIterable<SDKMessage>,
+    resumed = false,
+  ): Promise<RunOutcome> => {
+    const controller = new AbortController();
+    running = controller;
+    const view = new RunView(printer, resumed);
+    currentView = view;
+    try {
+      for await (const message of start(controller.signal)) view.show(message);
+      return "finished";
+    } catch (error) {
+      printer.banner = undefined;
+      const code = error instanceof LatticeError ? error.code : undefined;
+      if (error instanceof Error && error.name === "AbortError") {
+        printer.line(
+          "⨯ Interrupted. The run is saved unfinished: /resume finishes it (a restart of the chat does too).",
+        );
+        return "interrupted";
+      }
+      if (code === "not_interrupted" || code === "session_not_found") {
+        return "nothing_to_resume";
+      }
+      if (code === "session_conflict") {
+        printer.line(
+          "⨯ The last run of this session did not finish: type /resume to finish it first.",
+        );
+        printer.line(`  (${(error as Error).message})`);
+        return "failed";
+      }
+      printer.line(`⨯ ${error instanceof Error ? `${error.name}: ${error.message}` : error}`);
+      return "failed";
+    } finally {
+      running = undefined;
+      currentView = undefined;
+      printer.banner = undefined;
+      printer.endLine();
+    }
+  };
+
+  const resume = (): Promise<RunOutcome> =>
+    show((signal) => agent.resume(session, { signal }), true);
+
+  try {
+    // A run left unfinished by Ctrl-C or a killed process: finish it first.
+    printer.banner = `↻ The last run of session "${session}" did not finish; resuming it.`;
+    await resume();
+
+    for (;;) {
+      const line = await lines.next("you> ");
+      if (line === undefined) break;
+      const text = line.trim();
+      if (text === "") continue;
+      if (!interactive) printer.line(`you> ${text}`);
+      if (!text.startsWith("/")) {
+        await show((signal) => agent.query(text, { sessionId: session, signal }));
+        continue;
+      }
+      const [command] = text.split(/\s+/);
+      if (command === "/exit" || command === "/quit") break;
+      switch (command) {
+        case "/history": {
+          const { entries } = await store.load(session);
+          printer.line(`── session "${session}" ──`);
+          const history = historyLines(entries);
+          if (history.length === 0) printer.line("(nothing yet)");
+          for (const entry of history) printer.line(entry);
+          printer.line("──");
+          break;
+        }
+        case "/resume":
+          if ((await resume()) === "nothing_to_resume") {
+            printer.line(`Nothing to resume: every run of session "${session}" has finished.`);
+          }
+          break;
+        case "/sessions": {
+          const ids = await store.list();
+          if (ids.length === 0) printer.line("No sessions yet.");
+          for (const id of ids) printer.line(`${id === session ? "*" : " "} ${id}`);
+          break;
+        }
+        case "/help":
+          printer.line("/history   the conversation so far, read from the database");
+          printer.line("/resume    finish the last run if it was interrupted");
+          printer.line("/sessions  the sessions in the database (* is this one)");
+          printer.line("/exit      quit (so do Ctrl-D, and Ctrl-C at the prompt)");
+          break;
+        default:
+          printer.line(`Unknown command ${command}. /help lists the commands.`);
+      }
+    }
+  } finally {
+    printer.endLine();
+    process.off("SIGINT", onInterrupt);
+    lines.dispose();
+    await store.close();
+    await server?.close();
+  }
+}
+
+/** The terminal's lines as a {@link LineInput}, with a readline prompt when interactive. */
+class LineInputFeed {
+  readonly #queue = new LineInput();
+  readonly #readline: ReturnType<typeof createInterface>;
+  readonly #interactive: boolean;
+  readonly #printer: Printer;
+
+  constructor(
+    input: NodeJS.ReadableStream,
+    output: NodeJS.WritableStream,
+    interactive: boolean,
+    printer: Printer,
+  ) {
+    this.#interactive = interactive;
+    this.#printer = printer;
+    this.#readline = createInterface({
+      input,
+      ...(interactive ? { output, terminal: true } : { terminal: false }),
+    });
+    this.#readline.on("line", (line) => {
+      // On a terminal, Enter moved the cursor to a new line; piped lines are not echoed.
+      if (interactive) this.#printer.markLineStart();
+      this.#queue.push(line);
+    });
+    this.#readline.on("close", () => this.#queue.close());
+  }
+
+  get closed(): boolean {
+    return this.#queue.closed;
+  }
+
+  /** Calls `listener` on Ctrl-C, which readline catches on a terminal. */
+  onInterrupt(listener: () => void): void {
+    this.#readline.on("SIGINT", listener);
+  }
+
+  /** Shows `prompt` (on a terminal) and takes the next line. */
+  next(prompt: string, signal?: AbortSignal): Promise<string | undefined> {
+    if (this.#interactive && !this.#queue.closed) {
+      this.#printer.endLine();
+      this.#readline.setPrompt(prompt);
+      this.#readline.prompt();
+      this.#printer.markMidLine();
+    }
+    return this.#queue.next(signal);
+  }
+
+  close(): void {
+    this.#queue.close();
+  }
+
+  dispose(): void {
+    this.#readline.close();
+  }
+}
