@@ -76,7 +76,18 @@ async function readSseMessage(response) {
   return { content };
 }
 
-async function floorRun(url, model, toolCount, stream, signal) {
+/**
+ * The floor: one run of the hand-written loop. `answer` turns a `tool_use` block into its
+ * result string (long-run.bench.mjs passes one that also marks the CPU clock).
+ */
+export async function floorRun(
+  url,
+  model,
+  toolCount,
+  stream,
+  signal,
+  answer = (use) => String(use.input.n),
+) {
   const tools = Array.from({ length: toolCount }, (_, index) => ({
     name: `t${index}`,
     description: "d",
@@ -109,7 +120,7 @@ async function floorRun(url, model, toolCount, stream, signal) {
       content: uses.map((use) => ({
         type: "tool_result",
         tool_use_id: use.id,
-        content: String(use.input.n),
+        content: answer(use),
       })),
     });
   }

@@ -1,6 +1,7 @@
 // The scripted model server in a child process, so the benchmark's process CPU is the
 // client's alone. Scenarios are chosen by the request's model name:
 //   loop-<calls>      : 20 turns, each calling tool "t0".."t<calls-1>" once, then a final text
+//   long-<turns>      : <turns> turns, each calling tool "t0" once, then a final text (one long run)
 //   makespan-<name>   : one batch from scenarios.mjs, then a final text
 //   slow              : answers after 4 s (heap measurement)
 //   text              : one short streamed text reply, for first-delta latency
@@ -46,8 +47,9 @@ const server = await createScriptedModelServer({
         usage: { inputTokens: 1, outputTokens: 1 },
       };
     }
-    const calls = Number(model.slice("loop-".length));
-    if (turn >= TURNS)
+    const long = model.startsWith("long-");
+    const calls = long ? 1 : Number(model.slice("loop-".length));
+    if (turn >= (long ? Number(model.slice("long-".length)) : TURNS))
       return {
         content: [{ type: "text", text: "final answer" }],
         usage: { inputTokens: 10, outputTokens: 3 },

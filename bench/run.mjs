@@ -96,6 +96,7 @@ function runChild(title, file) {
 
 const scheduler = runChild("Scheduler", "scheduler.bench.mjs");
 const sessionStore = runChild("Session stores", "session-store.bench.mjs");
+const longRun = runChild("Long runs and sessions", "long-run.bench.mjs");
 const fileTools = runChild("Built-in file tools", "file-tools.bench.mjs");
 
 mkdirSync(join(here, "results"), { recursive: true });
@@ -112,6 +113,7 @@ writeFileSync(
       scheduler: scheduler.stdout,
       fileTools: fileTools.stdout,
       sessionStore: sessionStore.stdout,
+      longRun: longRun.stdout,
     },
     null,
     2,
