@@ -13,6 +13,7 @@ import {
   type BuiltinToolName,
   describeValue,
   InvalidOptionError,
+  type NeedsApproval,
   TOOL_NAME_PATTERN,
 } from "@lattice/tools";
 import { AGENT_HOOK_KEYS, type AgentHooks } from "./agent-hooks.js";
@@ -103,6 +104,19 @@ export interface AgentOptions {
    * `SessionStore`. Share one store between agents to share their sessions.
    */
   readonly sessionStore?: SessionStore;
+  /**
+   * The time limit of every tool call whose tool sets no `timeoutMs` of its own, in
+   * milliseconds (R20): at the deadline the handler's `ctx.signal` aborts with a
+   * `TimeoutError` and the call gets an `is_error` "timed out" result; the run goes on. An
+   * agent tool's child run is aborted (R21). Default: none.
+   */
+  readonly toolTimeoutMs?: number;
+  /**
+   * `needsApproval` by tool name, for tools you do not define yourself: the built-ins
+   * (`{ Bash: true, Write: (input) => ... }`) and tools from other sources (R13). A tool's own
+   * `needsApproval` wins. Names that match no tool are refused.
+   */
+  readonly needsApproval?: { readonly [toolName: string]: NeedsApproval };
 }
 
 /** Every key {@link AgentOptions} accepts. */
@@ -130,6 +144,8 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "additionalDirectories",
   "allowHardLinks",
   "sessionStore",
+  "toolTimeoutMs",
+  "needsApproval",
 ]);
 
 /** Default `maxTurns`. */
@@ -265,6 +281,37 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
       "sessionStore",
       `must be a SessionStore (an object with load, append, list and delete methods), such as memorySessionStore() or sqliteSessionStore({ path }); received ${describeValue(o.sessionStore)}.`,
     );
+  }
+  if (
+    o.toolTimeoutMs !== undefined &&
+    (typeof o.toolTimeoutMs !== "number" ||
+      !Number.isFinite(o.toolTimeoutMs) ||
+      o.toolTimeoutMs <= 0)
+  ) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "toolTimeoutMs",
+      `must be a number of milliseconds > 0, received ${describeValue(o.toolTimeoutMs)}. Leave it out for no limit.`,
+    );
+  }
+  if (o.needsApproval !== undefined) {
+    const rules = o.needsApproval as unknown;
+    if (rules === null || typeof rules !== "object" || Array.isArray(rules)) {
+      throw new InvalidOptionError(
+        PREFIX,
+        "needsApproval",
+        `must be an object by tool name, for example { Bash: true }, received ${describeValue(rules)}.`,
+      );
+    }
+    for (const [name, rule] of Object.entries(rules as Record<string, unknown>)) {
+      if (rule !== true && typeof rule !== "function") {
+        throw new InvalidOptionError(
+          PREFIX,
+          "needsApproval",
+          `has ${describeValue(rule)} for ${JSON.stringify(name)}; each value is true or a function (input, context) => boolean.`,
+        );
+      }
+    }
   }
   const tools = validateTools(o.tools);
   const hooks = validateHooks(o.hooks);

@@ -4,6 +4,7 @@ import {
   createToolDefinition,
   describeValue,
   InvalidOptionError,
+  type NeedsApproval,
   type ToolContext,
   type ToolDefinition,
   type ToolHandlerResult,
@@ -53,6 +54,17 @@ export interface AgentToolOptions {
   readonly maxDepth?: number;
   /** Host-owned annotations, passed through unchanged to `ToolDefinition.metadata` (T30). */
   readonly metadata?: Record<string, unknown>;
+  /**
+   * Calls need a person's decision before the agent runs (R13): `true`, or a function of the
+   * call's input. The run pauses instead, as for any tool with `needsApproval`.
+   */
+  readonly needsApproval?: NeedsApproval<AgentToolInput>;
+  /**
+   * The call's time limit in milliseconds (R20, R21): at the deadline the child run is
+   * aborted and the call gets an `is_error` "timed out" result. Default: the agent's
+   * `toolTimeoutMs`.
+   */
+  readonly timeoutMs?: number;
 }
 
 const AGENT_TOOL_OPTION_KEYS: ReadonlySet<string> = new Set([
@@ -62,6 +74,8 @@ const AGENT_TOOL_OPTION_KEYS: ReadonlySet<string> = new Set([
   "mailbox",
   "maxDepth",
   "metadata",
+  "needsApproval",
+  "timeoutMs",
 ]);
 const ALL_MODES: readonly AgentToolMode[] = ["call", "handoff"];
 
@@ -166,6 +180,8 @@ export function agentTool(
     inputSchema,
     handler,
     kind: "agent_tool",
+    ...(o.needsApproval !== undefined ? { needsApproval: o.needsApproval } : {}),
+    ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
     isConcurrencySafe: (input) => (input.mode ?? defaultMode) === "handoff",
     ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
   });

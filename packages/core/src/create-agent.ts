@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import type { ContentBlock, ModelMessage, ModelProviderV1 } from "@lattice/providers";
-import { createAbortError } from "@lattice/scheduler";
+import { type ApprovalDecision, createAbortError } from "@lattice/scheduler";
 import {
   type AnyToolDefinition,
   assertKnownOptions,
@@ -21,6 +21,7 @@ import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { memorySessionStore } from "./memory-session-store.js";
 import { MessageChannel } from "./message-channel.js";
 import { type AgentRuntime, type RunPlacement, type RunStart, runAgent } from "./run-agent.js";
+import type { LoggedDecision } from "./run-log.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
 import type { SessionStore } from "./session-store.js";
 import { checkSessionId } from "./session-store-arguments.js";
@@ -62,13 +63,20 @@ const QUERY_OPTION_KEYS: ReadonlySet<string> = new Set([
 
 /** Options of `agent.resume()`. Checked strictly. */
 export interface ResumeOptions<TContext = unknown> {
+  /**
+   * Decisions on the pending approvals of an interrupted run, by approval id (R15): one for
+   * each `pendingApprovals` entry of the interrupted result. `{ approved: true }` runs the
+   * call, `{ approved: true, input }` runs it with an edited input (validated again),
+   * `{ approved: false, reason }` answers it with an `is_error` result carrying the reason.
+   */
+  readonly decisions?: { readonly [approvalId: string]: ApprovalDecision };
   /** Aborts the resumed run, as `QueryOptions.signal` does; the run stays resumable. */
   readonly signal?: AbortSignal;
   /** The value tools read as `ctx.context` in the resumed run (R9); it was never stored. */
   readonly context?: TContext;
 }
 
-const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "context"]);
+const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "context", "decisions"]);
 
 /** What a message may hold: a string, or text and image blocks. */
 export type Prompt = string | readonly ContentBlock[];
@@ -214,17 +222,24 @@ function assemble<TContext>(
         ...(history !== undefined ? { history } : {}),
         ...(sessionId !== undefined ? { session: { store, sessionId } } : {}),
       };
-      return startQuery(prepared.getRuntime, start, queryOptions, agentName);
+      return startQuery(prepared.getRuntime, start, queryOptions, agentName, store);
     },
     resume(sessionId, resumeOptions) {
       assertKnownOptions(resumeOptions, RESUME_OPTION_KEYS, "ResumeOptions:");
       checkSessionId("resume():", sessionId);
       checkSignal("ResumeOptions:", resumeOptions?.signal);
+      const decisions = checkDecisionShapes(resumeOptions?.decisions);
       return startQuery(
         prepared.getRuntime,
-        { kind: "resume", store, sessionId },
+        {
+          kind: "resume",
+          store,
+          sessionId,
+          ...(decisions !== undefined ? { decisions } : {}),
+        },
         resumeOptions,
         agentName,
+        store,
       );
     },
     run(prompt, queryOptions) {
@@ -313,7 +328,33 @@ export function prepareAgent(
   let runtime: AgentRuntime | undefined;
   let pending: Promise<AgentRuntime> | undefined;
 
-  const makeRuntime = (tools: readonly AnyToolDefinition[]): AgentRuntime => ({
+  const approvalRules = o.needsApproval;
+  if (approvalRules !== undefined) {
+    const known = new Set<string>([
+      ...userTools.map((definition) => definition.name),
+      ...builtinNames,
+    ]);
+    for (const name of Object.keys(approvalRules)) {
+      if (!known.has(name)) {
+        throw new InvalidOptionError(
+          "AgentOptions:",
+          "needsApproval",
+          `names ${JSON.stringify(name)}, which is none of the agent's tools (${[...known].join(", ") || "it has none"}). Check the spelling, or enable the built-in tool in builtinTools.`,
+        );
+      }
+    }
+  }
+  /** A tool with the agent's `needsApproval` rule for its name, unless it has its own. */
+  const withApproval = (definition: AnyToolDefinition): AnyToolDefinition => {
+    const rule = approvalRules?.[definition.name];
+    if (rule === undefined || definition.needsApproval !== undefined) return definition;
+    return Object.freeze({ ...definition, needsApproval: rule });
+  };
+  const makeRuntime = (given: readonly AnyToolDefinition[]): AgentRuntime => {
+    const tools = approvalRules === undefined ? given : given.map(withApproval);
+    return makeRuntimeOf(tools);
+  };
+  const makeRuntimeOf = (tools: readonly AnyToolDefinition[]): AgentRuntime => ({
     model,
     provider,
     system:
@@ -328,6 +369,8 @@ export function prepareAgent(
     maxTurns: validated.maxTurns,
     maxTokens: validated.maxTokens,
     abortGraceMs: validated.abortGraceMs,
+    toolTimeoutMs: o.toolTimeoutMs,
+    canPause: tools.some((definition) => definition.needsApproval !== undefined),
     temperature: o.temperature,
     stream: o.stream !== false,
     includePartialMessages: o.includePartialMessages === true,
@@ -399,6 +442,7 @@ export function startQuery(
   start: RunStart,
   queryOptions: { readonly signal?: AbortSignal; readonly context?: unknown } | undefined,
   agentName: string | undefined,
+  store: SessionStore,
 ): AgentQuery {
   const userSignal = queryOptions?.signal;
   const context = queryOptions?.context;
@@ -433,6 +477,7 @@ export function startQuery(
         emit: (message) => channel.push(message),
         depth: 0,
         agentName,
+        store,
         ...(context !== undefined ? { context } : {}),
       };
       const execute = async (): Promise<SDKResultMessage> => {
@@ -496,6 +541,41 @@ export function startQuery(
     },
   };
   return query;
+}
+
+/** Checks `ResumeOptions.decisions`: an object of decisions by approval id. */
+function checkDecisionShapes(
+  decisions: unknown,
+): { readonly [approvalId: string]: LoggedDecision } | undefined {
+  if (decisions === undefined) return undefined;
+  const fail = (text: string): never => {
+    throw new InvalidOptionError("ResumeOptions:", "decisions", text);
+  };
+  if (decisions === null || typeof decisions !== "object" || Array.isArray(decisions)) {
+    fail(
+      `must be an object of decisions by approval id, { [approvalId]: { approved: true } | { approved: false, reason } }, received ${describeValue(decisions)}.`,
+    );
+  }
+  const checked: { [approvalId: string]: LoggedDecision } = {};
+  for (const [id, decision] of Object.entries(decisions as Record<string, unknown>)) {
+    const d = decision as { approved?: unknown; input?: unknown; reason?: unknown } | null;
+    const keys = d !== null && typeof d === "object" ? Object.keys(d) : [];
+    const valid =
+      d !== null &&
+      typeof d === "object" &&
+      (d.approved === true
+        ? keys.every((key) => key === "approved" || key === "input")
+        : d.approved === false &&
+          keys.every((key) => key === "approved" || key === "reason") &&
+          (d.reason === undefined || typeof d.reason === "string"));
+    if (!valid) {
+      fail(
+        `has ${describeValue(decision)} for ${JSON.stringify(id)}; a decision is { approved: true }, { approved: true, input } or { approved: false, reason?: string }.`,
+      );
+    }
+    checked[id] = d as LoggedDecision;
+  }
+  return checked;
 }
 
 function checkSignal(prefix: string, signal: unknown): void {

@@ -3,6 +3,7 @@ import {
   createToolDefinition,
   describeValue,
   InvalidOptionError,
+  type NeedsApproval,
   type ToolContext,
   type ToolDefinition,
 } from "@lattice/tools";
@@ -32,6 +33,17 @@ export interface DelegateToolOptions {
   readonly agents: readonly AgentDefinition[];
   /** Host-owned annotations, passed through unchanged to `ToolDefinition.metadata` (T30). */
   readonly metadata?: Record<string, unknown>;
+  /**
+   * Calls need a person's decision before the agent runs (R13): `true`, or a function of the
+   * call's input. The run pauses instead, as for any tool with `needsApproval`.
+   */
+  readonly needsApproval?: NeedsApproval<DelegateToolInput>;
+  /**
+   * The call's time limit in milliseconds (R20, R21): at the deadline the child run is
+   * aborted and the call gets an `is_error` "timed out" result. Default: the agent's
+   * `toolTimeoutMs`.
+   */
+  readonly timeoutMs?: number;
 }
 
 const DELEGATE_TOOL_OPTION_KEYS: ReadonlySet<string> = new Set([
@@ -39,6 +51,8 @@ const DELEGATE_TOOL_OPTION_KEYS: ReadonlySet<string> = new Set([
   "description",
   "agents",
   "metadata",
+  "needsApproval",
+  "timeoutMs",
 ]);
 
 /**
@@ -130,6 +144,8 @@ export function delegateTool(options: DelegateToolOptions): ToolDefinition<Deleg
     handler: (input, context: ToolContext) =>
       callAgent(members.get(input.agent) as MemberRuntime, input.task, context, prefix, undefined),
     kind: "agent_tool",
+    ...(options.needsApproval !== undefined ? { needsApproval: options.needsApproval } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
   });
 }

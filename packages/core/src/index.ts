@@ -36,7 +36,11 @@ export { createInMemoryMailbox, type Mailbox, type MailboxMessage } from "./mail
 export { memorySessionStore } from "./memory-session-store.js";
 export { AgentDepthError, HandoffError } from "./multi-agent-errors.js";
 export {
+  type DecisionsEntry,
+  type InterruptEntry,
+  type LoggedDecision,
   type MailEntry,
+  type PendingApproval,
   type ReplyEntry,
   RUN_LOG_VERSION,
   type RunFinishedEntry,
@@ -85,6 +89,8 @@ export {
   type TeamRunStartedEvent,
 } from "./team.js";
 export type {
+  ApprovalDecidedTraceEvent,
+  ApprovalRequestedTraceEvent,
   HookTraceEvent,
   ModelRequestFailedTraceEvent,
   ModelRequestFinishedTraceEvent,

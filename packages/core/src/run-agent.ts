@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type {
   ContentBlock,
   ModelMessage,
@@ -13,6 +13,7 @@ import {
   raceAbort,
   runToolBatch,
   type ToolBatchCall,
+  type ToolBatchPendingApproval,
   type ToolBatchPolicy,
   type ToolCallOutcome,
   type ToolCallStatus,
@@ -22,7 +23,10 @@ import type { AgentHooks } from "./agent-hooks.js";
 import type { Mailbox } from "./mailbox.js";
 import {
   checkRunLog,
+  type DecisionsEntry,
+  type LoggedDecision,
   nextStep,
+  type PendingApproval,
   RUN_LOG_VERSION,
   type RunFinishedEntry,
   type RunLogEntry,
@@ -55,6 +59,10 @@ export interface AgentRuntime {
   readonly maxTokens: number;
   /** How long an aborted batch waits for handlers that ignore their signal (H5). */
   readonly abortGraceMs: number;
+  /** The time limit of handlers whose tool sets none (R20). */
+  readonly toolTimeoutMs: number | undefined;
+  /** Whether some tool has `needsApproval`: only then may a run pause (R14). */
+  readonly canPause: boolean;
   readonly temperature: number | undefined;
   /** Ask the provider for SSE (`true`) or one JSON body (`false`). */
   readonly stream: boolean;
@@ -90,6 +98,12 @@ export interface RunPlacement {
   readonly context?: unknown;
   /** The conversation id of a run without a session: a parent run's, or a fresh one. */
   readonly sessionId?: string | undefined;
+  /**
+   * Where a run without a session stores its log when it is interrupted for approvals (R14),
+   * so that `resume()` finds it: the agent's `sessionStore`. Absent for agent tools' child
+   * runs, which cannot pause.
+   */
+  readonly store?: SessionStore | undefined;
 }
 
 /** What a run starts from. Internal. */
@@ -108,6 +122,8 @@ export type RunStart =
       readonly kind: "resume";
       readonly store: SessionStore;
       readonly sessionId: string;
+      /** Decisions on the pending approvals of an interrupted run, by approval id (R15). */
+      readonly decisions?: { readonly [approvalId: string]: LoggedDecision } | undefined;
     };
 
 /**
@@ -132,13 +148,17 @@ export interface RunContext extends ToolRunInfo {
   readonly context: unknown;
 }
 
-/** The run contexts this module made, so agent tools recognise a Lattice run's `ctx.run`. */
-const runContexts = new WeakSet<object>();
+/** The class of the run contexts this module makes: agent tools recognise `ctx.run` by it. */
+class LatticeRunContext {
+  constructor(fields: RunContext) {
+    Object.assign(this, fields);
+  }
+}
 
 /** The Lattice run a tool call belongs to, when a Lattice agent made it. Internal. */
 export function runContextOf(context: ToolContext): RunContext | undefined {
   const run = context.run;
-  return run !== undefined && runContexts.has(run) ? (run as RunContext) : undefined;
+  return run instanceof LatticeRunContext ? (run as unknown as RunContext) : undefined;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -179,6 +199,11 @@ export async function runAgent(
   let runId: string;
   let resumed = false;
   let first: RunLogEntry;
+  let decided: { readonly [approvalId: string]: LoggedDecision } | undefined;
+  let decisionsEntry: DecisionsEntry | undefined;
+  // Every entry of this run, kept for a run without a session until it finishes: an interrupt
+  // stores them in the agent's store so that resume() finds them (R14).
+  const written: RunLogEntry[] = [];
 
   if (start.kind === "resume") {
     sessionId = start.sessionId;
@@ -203,6 +228,9 @@ export async function runAgent(
     resumed = true;
     writer = new SessionWriter(start.store, sessionId, snapshot.version);
     first = { v: RUN_LOG_VERSION, type: "run_resumed", runId, time: new Date().toISOString() };
+    decided = checkDecisions(sessionId, last.pending, start.decisions);
+    if (decided !== undefined)
+      decisionsEntry = { v: RUN_LOG_VERSION, type: "decisions", runId, decisions: decided };
   } else {
     runId = randomUUID();
     const message: ModelMessage = {
@@ -226,11 +254,14 @@ export async function runAgent(
       const snapshot = await loadSession(start.session.store, sessionId);
       for (const entry of snapshot.entries) state.apply(entry);
       if (state.run !== undefined && !state.run.finished) {
+        const pending = state.run.pending;
         throw new SessionConflictError(
           sessionId,
           snapshot.version,
           snapshot.version,
-          `Session ${JSON.stringify(sessionId)} has an unfinished run (${state.run.runId}): it is still running, or it was cut by an abort or a crash. A new prompt would interleave with it, so nothing was sent. Continue it with agent.resume(${JSON.stringify(sessionId)}), or wait for it to finish.`,
+          pending !== undefined
+            ? `Session ${JSON.stringify(sessionId)} has a run waiting for approval of ${pending.length} tool call(s) (${pending.map((approval) => `${approval.toolName}: ${approval.approvalId}`).join(", ")}). A new prompt would leave those calls unanswered, so nothing was sent. Decide them first: agent.resume(${JSON.stringify(sessionId)}, { decisions: { [approvalId]: { approved: true } | { approved: false, reason } } }).`
+            : `Session ${JSON.stringify(sessionId)} has an unfinished run (${state.run.runId}): it is still running, or it was cut by an abort or a crash. A new prompt would interleave with it, so nothing was sent. Continue it with agent.resume(${JSON.stringify(sessionId)}), or wait for it to finish.`,
         );
       }
       writer = new SessionWriter(start.session.store, sessionId, snapshot.version);
@@ -259,7 +290,8 @@ export async function runAgent(
   /** Appends an entry: the conversation follows it (R2), observers see it, the store gets it. */
   const appendEntry = (entry: RunLogEntry): void => {
     state.apply(entry);
-    writer?.push(entry as unknown as SessionEntry);
+    if (writer !== undefined) writer.push(entry as unknown as SessionEntry);
+    else if (runtime.canPause) written.push(entry);
     observe(entry);
   };
 
@@ -294,6 +326,7 @@ export async function runAgent(
   // Write-ahead: the run's first entry is stored before anything runs; losing the race for
   // the session ends here, before any model call or tool (R8).
   appendEntry(first);
+  if (decisionsEntry !== undefined) appendEntry(decisionsEntry);
   if (writer !== undefined) {
     const failure = await writer.flush();
     if (failure !== undefined) {
@@ -309,6 +342,7 @@ export async function runAgent(
     structuredResult?: unknown,
     // A model call that failed counts as a turn, though no reply was logged.
     numTurns: number = run.numTurns,
+    pendingApprovals?: readonly PendingApproval[],
   ): Promise<SDKResultMessage> => {
     const extra = takePendingUsage();
     const usage = {
@@ -317,7 +351,8 @@ export async function runAgent(
     };
     let allErrors = errors;
     let finalSubtype = subtype;
-    if (writer !== undefined && writer.failure === undefined) {
+    // An interrupted run is unfinished: its log ends with the interrupt (R14).
+    if (writer !== undefined && writer.failure === undefined && pendingApprovals === undefined) {
       const entry: RunFinishedEntry =
         structuredResult !== undefined
           ? {
@@ -355,7 +390,7 @@ export async function runAgent(
       subtype: finalSubtype,
       result,
       structuredResult,
-      isError: finalSubtype !== "success",
+      isError: finalSubtype !== "success" && finalSubtype !== "interrupted",
       numTurns,
       durationMs,
       usage,
@@ -364,6 +399,7 @@ export async function runAgent(
       runId,
       parentToolUseId,
       messages: state.messages.slice(),
+      ...(pendingApprovals !== undefined ? { pendingApprovals } : {}),
     };
     trace?.({
       type: "run_finished",
@@ -402,6 +438,19 @@ export async function runAgent(
     ]);
   };
 
+  if (decided !== undefined) {
+    trace?.({
+      type: "approval_decided",
+      time: performance.now(),
+      sessionId,
+      runId,
+      decisions: Object.entries(decided).map(([approvalId, decision]) => ({
+        approvalId,
+        approved: decision.approved,
+        ...(decision.approved && decision.input !== undefined ? { edited: true } : {}),
+      })),
+    });
+  }
   trace?.({
     type: "run_started",
     time: startedAt,
@@ -422,7 +471,7 @@ export async function runAgent(
     parentToolUseId,
   });
 
-  const runContext: RunContext = {
+  const runContext = new LatticeRunContext({
     runId,
     sessionId,
     agentName,
@@ -436,8 +485,7 @@ export async function runAgent(
     maxDepth: placement.maxDepth,
     trace,
     context: placement.context,
-  };
-  runContexts.add(runContext);
+  }) as unknown as RunContext;
   const context = placement.context;
   const beforeCall = beforeCallFor(runtime.hooks, trace, sessionId, runId);
   const onCallSettled = (outcome: ToolCallOutcome): void => {
@@ -469,6 +517,41 @@ export async function runAgent(
     }
     if (extra !== undefined) entry.usage = extra;
     appendEntry(entry);
+  };
+
+  /** Pauses the run for approvals (R14): the interrupt is stored, then the result is given. */
+  const interrupt = async (
+    calls: readonly ToolBatchPendingApproval[],
+  ): Promise<SDKResultMessage> => {
+    const approvals: PendingApproval[] = calls.map((call) => ({
+      approvalId: `appr_${randomBytes(18).toString("base64url")}`,
+      toolUseId: call.id,
+      toolName: call.name,
+      kind: call.kind,
+      input: toJson(call.input),
+    }));
+    if (writer === undefined) {
+      if (placement.store === undefined) {
+        return finish("error_during_execution", "", [
+          `Tool call(s) ${calls.map((call) => `"${call.name}" (${call.id})`).join(", ")} need approval, but this run cannot pause: it is an agent tool's run inside another run. Mark the agent tool itself with needsApproval, or decide in beforeToolCall.`,
+        ]);
+      }
+      // A run without a session keeps its log in the agent's store from now on, under its
+      // sessionId, so that resume() finds it.
+      writer = new SessionWriter(placement.store, sessionId, 0);
+      for (const entry of written) writer.push(entry as unknown as SessionEntry);
+      written.length = 0;
+    }
+    appendEntry({ v: RUN_LOG_VERSION, type: "interrupt", runId, approvals });
+    trace?.({ type: "approval_requested", time: performance.now(), sessionId, runId, approvals });
+    const failure = await writer.flush();
+    if (failure !== undefined) {
+      if (failure instanceof SessionConflictError) throw storeFailure(failure, writer, "pause");
+      return finish("error_during_execution", "", [
+        storeFailure(failure, writer, "store the interrupt").message,
+      ]);
+    }
+    return finish("interrupted", "", [], undefined, run.numTurns, approvals);
   };
 
   for (;;) {
@@ -625,16 +708,27 @@ export async function runAgent(
       signal,
       abortGraceMs: runtime.abortGraceMs,
       beforeCall,
-      createContext: (call: ToolBatchCall): ToolContext =>
+      createContext: (call: ToolBatchCall, _definition, callSignal): ToolContext =>
         context === undefined
-          ? { signal, toolUseId: call.id, toolName: call.name, run: runContext }
-          : { signal, toolUseId: call.id, toolName: call.name, context, run: runContext },
+          ? { signal: callSignal, toolUseId: call.id, toolName: call.name, run: runContext }
+          : {
+              signal: callSignal,
+              toolUseId: call.id,
+              toolName: call.name,
+              context,
+              run: runContext,
+            },
       onCallSettled,
+      ...(runtime.toolTimeoutMs !== undefined ? { toolTimeoutMs: runtime.toolTimeoutMs } : {}),
+      ...(step.decisions !== undefined ? { approvalDecisions: step.decisions } : {}),
       ...(trace !== undefined
         ? { onEvent: (event) => trace({ ...event, sessionId, runId, turn }) }
         : {}),
     });
 
+    if (batch.pendingApprovals !== undefined && !signal.aborted) {
+      return interrupt(batch.pendingApprovals);
+    }
     const hookErrors: string[] = [];
     const onToolResult = runtime.hooks.onToolResult;
     if (onToolResult !== undefined && !batch.aborted) {
@@ -686,6 +780,50 @@ export async function runAgent(
     if (failed !== undefined) return failed;
     if (hookErrors.length > 0) return finish("error_during_execution", "", hookErrors);
   }
+}
+
+/**
+ * Checks a resume's decisions against the pending approvals (R16): one for every pending id,
+ * none for another. Returns the decisions to log, or `undefined` when nothing was pending.
+ */
+function checkDecisions(
+  sessionId: string,
+  pending: readonly PendingApproval[] | undefined,
+  given: { readonly [approvalId: string]: LoggedDecision } | undefined,
+): { readonly [approvalId: string]: LoggedDecision } | undefined {
+  const ids = Object.keys(given ?? {});
+  const pendingIds = new Set((pending ?? []).map((approval) => approval.approvalId));
+  const unknown = ids.filter((id) => !pendingIds.has(id));
+  if (unknown.length > 0) {
+    throw new SessionError(
+      "approval_unknown",
+      sessionId,
+      pending === undefined
+        ? `resume(): session ${JSON.stringify(sessionId)} is not waiting for approvals, so the decision(s) for ${unknown.map((id) => JSON.stringify(id)).join(", ")} cannot apply (already decided, or never asked). Nothing ran. If another process resumed it, its run goes on there; resume() without decisions is only for a run cut by a crash or an abort.`
+        : `resume(): ${unknown.map((id) => JSON.stringify(id)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not pending in session ${JSON.stringify(sessionId)} (already decided, or never asked). The pending approvals are ${[...pendingIds].map((id) => JSON.stringify(id)).join(", ")}. Nothing ran.`,
+    );
+  }
+  if (pending === undefined) return undefined;
+  const missing = pending.filter((approval) => given?.[approval.approvalId] === undefined);
+  if (missing.length > 0) {
+    throw new SessionError(
+      "approval_missing",
+      sessionId,
+      `resume(): session ${JSON.stringify(sessionId)} waits for a decision on ${missing.map((approval) => `${approval.toolName} (${approval.approvalId})`).join(", ")}. Pass one for each: agent.resume(${JSON.stringify(sessionId)}, { decisions: { [approvalId]: { approved: true } | { approved: true, input } | { approved: false, reason } } }). Nothing ran.`,
+    );
+  }
+  const decisions: { [approvalId: string]: LoggedDecision } = {};
+  for (const approval of pending) {
+    const decision = given![approval.approvalId]!;
+    decisions[approval.approvalId] = decision.approved
+      ? decision.input !== undefined
+        ? { approved: true, input: toJson(decision.input) }
+        : { approved: true }
+      : decision.reason !== undefined
+        ? { approved: false, reason: decision.reason }
+        : { approved: false };
+  }
+  return decisions;
 }
 
 /** Loads and checks a session's run log. */

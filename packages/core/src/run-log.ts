@@ -81,6 +81,38 @@ export interface MailEntry extends RunLogEntryBase {
   readonly texts: readonly string[];
 }
 
+/** A call that waits for a person's decision (R14), as the log and the result show it. */
+export interface PendingApproval {
+  /** The id to answer in `resume(sessionId, { decisions: { [approvalId]: decision } })`; unguessable. */
+  readonly approvalId: string;
+  /** The `tool_use` block of the call. */
+  readonly toolUseId: string;
+  /** The tool called. */
+  readonly toolName: string;
+  /** The tool's kind (`"tool"`, `"agent_tool"`, `"builtin"`, `"mcp"`). */
+  readonly kind: string;
+  /** The input as the model sent it. */
+  readonly input: JsonValue;
+}
+
+/** The run paused: some calls of the latest reply need a person's decision; none ran (R14). */
+export interface InterruptEntry extends RunLogEntryBase {
+  readonly type: "interrupt";
+  /** The calls waiting, in tool_use order. */
+  readonly approvals: readonly PendingApproval[];
+}
+
+/** A person's decision on a pending call, as the log keeps it (R15). */
+export type LoggedDecision =
+  | { readonly approved: true; readonly input?: JsonValue }
+  | { readonly approved: false; readonly reason?: string };
+
+/** The decisions `resume()` brought for an interrupt, by approval id (R15). */
+export interface DecisionsEntry extends RunLogEntryBase {
+  readonly type: "decisions";
+  readonly decisions: { readonly [approvalId: string]: LoggedDecision };
+}
+
 /** The run ended; its result (everything but the conversation, which the log already holds). */
 export interface RunFinishedEntry extends RunLogEntryBase {
   readonly type: "run_finished";
@@ -103,6 +135,8 @@ export type RunLogEntry =
   | ReplyEntry
   | ToolResultEntry
   | MailEntry
+  | InterruptEntry
+  | DecisionsEntry
   | RunFinishedEntry;
 
 /** The codes of {@link SessionError}. */
@@ -111,14 +145,18 @@ export type SessionErrorCode =
   | "not_interrupted"
   | "session_log_version"
   | "session_log_invalid"
-  | "session_store_failed";
+  | "session_store_failed"
+  | "approval_missing"
+  | "approval_unknown";
 
 /**
  * A session cannot be used as asked: `resume()` of an unknown session (`"session_not_found"`)
  * or of one whose last run finished (`"not_interrupted"`), or a stored run log this release
  * cannot read: an entry of a newer schema version (`"session_log_version"`) or one that is not
  * a run log entry (`"session_log_invalid"`); or the store failed to load the session or to
- * append to it (`"session_store_failed"`, with the store's error as `cause`).
+ * append to it (`"session_store_failed"`, with the store's error as `cause`); or a resume of an
+ * interrupted run without a decision for every pending approval (`"approval_missing"`) or with
+ * one for an id that is not pending (`"approval_unknown"`, also for an id already decided).
  */
 export class SessionError extends LatticeError {
   /** The session concerned. */
@@ -145,6 +183,8 @@ const ENTRY_TYPES: ReadonlySet<string> = new Set([
   "reply",
   "tool_result",
   "mail",
+  "interrupt",
+  "decisions",
   "run_finished",
 ]);
 
@@ -212,6 +252,10 @@ function hasFields(entry: RunLogEntry): boolean {
       );
     case "mail":
       return Array.isArray(entry.texts) && entry.texts.every((text) => typeof text === "string");
+    case "interrupt":
+      return Array.isArray(entry.approvals);
+    case "decisions":
+      return entry.decisions !== null && typeof entry.decisions === "object";
     case "run_finished":
       return typeof entry.subtype === "string" && Array.isArray(entry.errors);
   }
@@ -258,6 +302,10 @@ export interface LoggedRun {
   lastReply: ReplyEntry | undefined;
   /** The latest reply's tool calls, when it made some. */
   batch: OpenBatch | undefined;
+  /** The calls waiting for a decision, when the run is interrupted (R14). */
+  pending: readonly PendingApproval[] | undefined;
+  /** The decisions on the latest batch's calls, by tool_use id (R15). */
+  decisions: Map<string, LoggedDecision> | undefined;
 }
 
 /**
@@ -289,6 +337,8 @@ export class RunLogState {
           usage: { inputTokens: 0, outputTokens: 0 },
           lastReply: undefined,
           batch: undefined,
+          pending: undefined,
+          decisions: undefined,
         };
         return;
       }
@@ -304,6 +354,7 @@ export class RunLogState {
         const toolUses = toolUsesOf(entry.message.content);
         run.batch =
           toolUses.length === 0 ? undefined : { toolUses, results: new Map(), complete: false };
+        run.decisions = undefined;
         return;
       }
       case "tool_result": {
@@ -335,6 +386,21 @@ export class RunLogState {
         }
         return;
       }
+      case "interrupt":
+        this.run!.pending = entry.approvals;
+        return;
+      case "decisions": {
+        const run = this.run!;
+        // Decisions add up within a batch: a resumed batch may pause again for other calls.
+        const decisions = run.decisions ?? new Map<string, LoggedDecision>();
+        for (const approval of run.pending ?? []) {
+          const decision = entry.decisions[approval.approvalId];
+          if (decision !== undefined) decisions.set(approval.toolUseId, decision);
+        }
+        run.decisions = decisions;
+        run.pending = undefined;
+        return;
+      }
       case "run_finished":
         this.run!.finished = true;
         return;
@@ -358,6 +424,8 @@ export type RunStep =
       readonly calls: readonly ToolUseBlock[];
       /** `true` when no result of the batch is logged yet (the batch policy sees it whole). */
       readonly whole: boolean;
+      /** Decisions on calls that needed approval, by tool_use id, after an interrupt (R15). */
+      readonly decisions: ReadonlyMap<string, LoggedDecision> | undefined;
     }
   | {
       readonly type: "finish";
@@ -384,8 +452,17 @@ export function nextStep(run: LoggedRun, maxTurns: number): RunStep {
           `The model's reply used the tool_use id "${duplicate}" for more than one tool call, so none of its ${batch.toolUses.length} calls ran: their results could not be told apart. This is a fault of the model or the server; retry the query.`,
         ]);
       }
-      const calls = batch.toolUses.filter((call) => !batch.results.has(call.id));
-      return { type: "batch", calls, whole: calls.length === batch.toolUses.length };
+      const calls =
+        batch.results.size === 0
+          ? batch.toolUses
+          : batch.toolUses.filter((call) => !batch.results.has(call.id));
+      return {
+        type: "batch",
+        calls,
+        // After decisions, the policy had accepted the batch before its interrupt.
+        whole: calls.length === batch.toolUses.length && run.decisions === undefined,
+        decisions: run.decisions,
+      };
     }
     // The first call in tool_use order that asked to end the run (T8, T10, T11).
     for (const call of batch.toolUses) {

@@ -5,6 +5,7 @@ import type {
   StopReason,
   ToolResultBlock,
 } from "@lattice/providers";
+import type { PendingApproval } from "./run-log.js";
 
 /** Token counts of a run, added up over every model call (and over agent tools it ran). */
 export interface RunUsage {
@@ -66,13 +67,17 @@ export interface SDKPartialMessage {
   readonly parentToolUseId: string | null;
 }
 
-/** How a run ended. */
-export type SDKResultSubtype = "success" | "error_max_turns" | "error_during_execution";
+/** How a run ended: `"interrupted"` when it paused for approvals (R14) and can be resumed. */
+export type SDKResultSubtype =
+  | "success"
+  | "error_max_turns"
+  | "error_during_execution"
+  | "interrupted";
 
 /** The last message of every run that was not aborted (T35). */
 export interface SDKResultMessage {
   readonly type: "result";
-  /** `"success"`, `"error_max_turns"` or `"error_during_execution"`. */
+  /** `"success"`, `"error_max_turns"`, `"error_during_execution"` or `"interrupted"`. */
   readonly subtype: SDKResultSubtype;
   /**
    * The final text: the last assistant message's text, or the first `endTurn` tool's text
@@ -81,7 +86,7 @@ export interface SDKResultMessage {
   readonly result: string;
   /** The `structuredResult` of the tool that ended the run (T11); `undefined` otherwise. */
   readonly structuredResult: unknown;
-  /** `true` unless `subtype` is `"success"`. */
+  /** `true` unless `subtype` is `"success"` or `"interrupted"`. */
   readonly isError: boolean;
   /** Model calls made. */
   readonly numTurns: number;
@@ -108,6 +113,11 @@ export interface SDKResultMessage {
    * run. Absent when there were none.
    */
   readonly traceErrors?: number;
+  /**
+   * The calls waiting for a person's decision, when `subtype` is `"interrupted"` (R14): none of
+   * the batch ran. Answer each with `agent.resume(sessionId, { decisions })`.
+   */
+  readonly pendingApprovals?: readonly PendingApproval[];
 }
 
 /** Every message `agent.query()` yields. */

@@ -1,5 +1,6 @@
 import type { StopReason } from "@lattice/providers";
 import type { ToolBatchEvent } from "@lattice/scheduler";
+import type { PendingApproval } from "./run-log.js";
 import type { RunUsage, SDKResultSubtype } from "./sdk-message.js";
 
 /** Fields every trace event carries. `time` is monotonic (`performance.now()`, milliseconds). */
@@ -90,6 +91,24 @@ export interface RunFinishedTraceEvent extends TraceEventBase {
   readonly usage: RunUsage;
 }
 
+/** A batch needs approvals: the run pauses (R14). */
+export interface ApprovalRequestedTraceEvent extends TraceEventBase {
+  readonly type: "approval_requested";
+  /** The calls waiting, with their approval ids. */
+  readonly approvals: readonly PendingApproval[];
+}
+
+/** `resume()` brought decisions for a paused run (R15). */
+export interface ApprovalDecidedTraceEvent extends TraceEventBase {
+  readonly type: "approval_decided";
+  /** One per approval: approved or denied, and whether the input was edited. */
+  readonly decisions: readonly {
+    readonly approvalId: string;
+    readonly approved: boolean;
+    readonly edited?: boolean;
+  }[];
+}
+
 /** A run was aborted through its signal. */
 export interface RunAbortedTraceEvent extends TraceEventBase {
   readonly type: "run_aborted";
@@ -107,4 +126,6 @@ export type TraceEvent =
   | ToolBatchTraceEvent
   | HookTraceEvent
   | RunFinishedTraceEvent
-  | RunAbortedTraceEvent;
+  | RunAbortedTraceEvent
+  | ApprovalRequestedTraceEvent
+  | ApprovalDecidedTraceEvent;

@@ -18,6 +18,7 @@ export {
   type ToolConcurrencyOptions,
 } from "./resolve-tool-concurrency.js";
 export {
+  type ApprovalDecision,
   type BeforeToolCall,
   type BeforeToolCallContext,
   type BeforeToolCallResult,
@@ -25,6 +26,7 @@ export {
   type RunToolBatchOptions,
   runToolBatch,
   type ToolBatchInputCall,
+  type ToolBatchPendingApproval,
   type ToolBatchResult,
   type ToolCallOutcome,
   type ToolCallStatus,
@@ -36,6 +38,7 @@ export type {
   ToolCallEventBase,
   ToolCallFinishedEvent,
   ToolCallQueuedEvent,
+  ToolCallSettledLateEvent,
   ToolCallStartedEvent,
 } from "./tool-batch-event.js";
 export {

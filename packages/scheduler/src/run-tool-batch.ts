@@ -53,7 +53,29 @@ export type ToolCallStatus =
   | "refused"
   | "policy_error"
   | "cancelled"
-  | "abandoned";
+  | "abandoned"
+  | "timed_out";
+
+/**
+ * A person's decision on a call that needed approval (R15): run it (`approved: true`,
+ * optionally with an edited `input`, validated again), or answer it with an `is_error` result
+ * carrying `reason` (`approved: false`).
+ */
+export type ApprovalDecision =
+  | { readonly approved: true; readonly input?: unknown }
+  | { readonly approved: false; readonly reason?: string };
+
+/** A call that needs a person's decision before it can run (R14). */
+export interface ToolBatchPendingApproval {
+  /** The tool_use block's id. */
+  readonly id: string;
+  /** The tool called. */
+  readonly name: string;
+  /** The tool's kind. */
+  readonly kind: ToolKind;
+  /** The input as the model sent it (it is validated again when the batch runs). */
+  readonly input: unknown;
+}
 
 /** A tool call as the model sent it: one tool_use block. */
 export interface ToolBatchInputCall {
@@ -122,12 +144,24 @@ export interface RunToolBatchOptions {
   /** Per-call hook: deny a call or replace its input. Default none. */
   readonly beforeCall?: BeforeToolCall | undefined;
   /**
-   * Builds each handler's context (T7). Default `{ signal, toolUseId, toolName }`. If it
-   * throws, that call fails with an `is_error` result.
+   * Builds each handler's context (T7) and the context `needsApproval` gets. `signal` is the
+   * call's own: the batch's, also aborted at the call's deadline (R20). Default
+   * `{ signal, toolUseId, toolName }`. If it throws, that call fails with an `is_error` result.
    */
   readonly createContext?:
-    | ((call: ToolBatchCall, definition: AnyToolDefinition) => ToolContext)
+    | ((call: ToolBatchCall, definition: AnyToolDefinition, signal: AbortSignal) => ToolContext)
     | undefined;
+  /**
+   * The time limit, in milliseconds, of handlers whose tool sets no `timeoutMs` of its own
+   * (R20). Default: none.
+   */
+  readonly toolTimeoutMs?: number | undefined;
+  /**
+   * Decisions on calls that needed approval, by tool_use id (R15): an approved call runs
+   * (with its edited input, validated again), a denied one gets an `is_error` result. Calls
+   * without a decision are checked with their tool's `needsApproval`.
+   */
+  readonly approvalDecisions?: ReadonlyMap<string, ApprovalDecision> | undefined;
   /** Receives timing and decision events, synchronously. Whatever it throws is ignored. */
   readonly onEvent?: ((event: ToolBatchEvent) => void) | undefined;
   /**
@@ -175,8 +209,16 @@ export interface ToolCallOutcome {
 
 /** What {@link runToolBatch} resolves with. */
 export interface ToolBatchResult {
-  /** Exactly one outcome per call, in tool_use order (T20). */
+  /**
+   * Exactly one outcome per call, in tool_use order (T20); empty when `pendingApprovals` is
+   * set (nothing ran).
+   */
   readonly results: readonly ToolCallOutcome[];
+  /**
+   * The calls that need a person's decision (R13, R14), when some do: then no call of the
+   * batch ran. Run the batch again with `approvalDecisions` for every one of them.
+   */
+  readonly pendingApprovals?: readonly ToolBatchPendingApproval[];
   /**
    * `true` when the signal was aborted before the batch settled: the loop should reject with
    * `createAbortError(signal.reason)`. Every started handler has settled by then (T22).
@@ -248,6 +290,7 @@ class BatchExecution {
   private contextSignal: AbortSignal | undefined;
   private decision: ToolBatchDecision | undefined;
   private policyError: ToolBatchPolicyError | undefined;
+  private pendingApprovals: ToolBatchPendingApproval[] | undefined;
 
   constructor(options: RunToolBatchOptions) {
     this.options = options;
@@ -299,6 +342,19 @@ class BatchExecution {
     if (policy !== undefined && !(await this.checkPolicy(policy))) return this.settle(undefined);
     await this.prepare();
     if (this.signal?.aborted) return this.settle(undefined);
+    if (this.pendingApprovals !== undefined) {
+      return {
+        results: [],
+        aborted: false,
+        decision: this.decision,
+        plan: {
+          mode: this.concurrency.mode,
+          maxConcurrency: this.concurrency.maxConcurrency,
+          runs: [],
+        },
+        pendingApprovals: this.pendingApprovals,
+      };
+    }
     const plan = planToolBatch(states, this.concurrency);
     if (this.onEvent !== undefined) this.emit({ type: "batch_planned", time: this.now(), plan });
     await this.withinGrace(this.executeRuns(plan.runs));
@@ -418,7 +474,6 @@ class BatchExecution {
 
   /** Validates inputs (T3) and runs `beforeCall`; answers the calls that will not run. */
   private async prepare(): Promise<void> {
-    const beforeCall = this.options.beforeCall;
     for (const state of this.states) {
       const definition = state.definition;
       if (definition === undefined) {
@@ -437,11 +492,98 @@ class BatchExecution {
         continue;
       }
       state.input = parsed.input;
-      if (beforeCall !== undefined) {
-        if (this.signal?.aborted) return;
-        if (!(await this.askBeforeCall(beforeCall, state, definition))) return;
+    }
+    // Approvals before beforeCall (R17): a call that waits for a person is not asked about.
+    if (!(await this.checkApprovals()) || this.pendingApprovals !== undefined) return;
+    const beforeCall = this.options.beforeCall;
+    if (beforeCall === undefined) return;
+    for (const state of this.states) {
+      if (state.prepared !== undefined) continue;
+      if (this.signal?.aborted) return;
+      if (!(await this.askBeforeCall(beforeCall, state, state.definition!))) return;
+    }
+  }
+
+  /**
+   * Applies the decisions given and asks each other call's `needsApproval` (R13–R15). Sets
+   * `pendingApprovals` when some call needs a decision. `false` when the signal aborted.
+   */
+  private async checkApprovals(): Promise<boolean> {
+    const decisions = this.options.approvalDecisions;
+    let pending: ToolBatchPendingApproval[] | undefined;
+    for (const state of this.states) {
+      if (state.prepared !== undefined) continue;
+      const definition = state.definition!;
+      const decision = decisions?.get(state.id);
+      if (decision !== undefined) {
+        if (!decision.approved) {
+          const reason = decision.reason;
+          const text =
+            reason !== undefined && reason !== ""
+              ? `Tool call "${state.name}" (${state.id}) was denied by the person asked to approve it: ${reason}`
+              : `Tool call "${state.name}" (${state.id}) was denied by the person asked to approve it.`;
+          this.refuse(state, "denied", text, new LatticeError("tool_call_denied", text));
+          continue;
+        }
+        if ("input" in decision && decision.input !== undefined) {
+          const parsed = await parseToolInput(definition, decision.input);
+          if (parsed.success) state.input = parsed.input;
+          else {
+            const text = `Tool call "${state.name}" (${state.id}) was approved with an edited input that is not valid, so it did not run: ${parsed.error.message}`;
+            state.input = decision.input;
+            this.refuse(state, "invalid_input", text, parsed.error);
+          }
+        }
+        continue;
+      }
+      const rule = definition.needsApproval;
+      if (rule === undefined) continue;
+      let needed = rule === true;
+      if (rule !== true) {
+        try {
+          const copy = frozenCopy(state.input);
+          const context = this.contextFor(state, definition, this.handlerSignal());
+          needed =
+            (await raceAbort(
+              Promise.resolve(rule(copy === undefined ? state.input : copy.value, context)),
+              this.signal,
+            )) === true;
+        } catch (error) {
+          if (this.signal?.aborted) return false;
+          const text = `Tool call "${state.name}" (${state.id}) did not run: its needsApproval check threw: ${errorMessage(error)}`;
+          this.refuse(state, "failed", text, error);
+          continue;
+        }
+      }
+      if (needed) {
+        pending ??= [];
+        pending.push(
+          Object.freeze({
+            id: state.id,
+            name: state.name,
+            kind: state.kind,
+            input: state.rawInput,
+          }),
+        );
       }
     }
+    if (pending !== undefined) this.pendingApprovals = pending;
+    return true;
+  }
+
+  /** A call's context, from `createContext` or the default. */
+  private contextFor(
+    state: CallState,
+    definition: AnyToolDefinition,
+    signal: AbortSignal,
+  ): ToolContext {
+    return this.options.createContext
+      ? this.options.createContext(
+          { id: state.id, name: state.name, input: state.input, kind: state.kind },
+          definition,
+          signal,
+        )
+      : { signal, toolUseId: state.id, toolName: state.name };
   }
 
   /** Asks `beforeCall` about one call; `false` when the signal aborted while it was pending. */
@@ -566,22 +708,17 @@ class BatchExecution {
         inFlight: this.inFlight,
       });
     }
+    const limit = definition.timeoutMs ?? this.options.toolTimeoutMs;
+    if (limit !== undefined) return this.startWithDeadline(state, definition, limit);
     let pending: Promise<ToolResult>;
     try {
-      const context = this.options.createContext
-        ? this.options.createContext(
-            { id: state.id, name: state.name, input: state.input, kind: state.kind },
-            definition,
-          )
-        : { signal: this.handlerSignal(), toolUseId: state.id, toolName: state.name };
-      pending = executeTool(definition, state.input, context);
-    } catch (error) {
-      pending = Promise.resolve(
-        errorToolResult(
-          `Tool "${state.name}" could not start: creating its context failed: ${errorMessage(error)}`,
-          error,
-        ),
+      pending = executeTool(
+        definition,
+        state.input,
+        this.contextFor(state, definition, this.handlerSignal()),
       );
+    } catch (error) {
+      pending = Promise.resolve(contextFailure(state.name, error));
     }
     return pending.then(
       (result) => this.handlerSettled(state, result),
@@ -593,9 +730,67 @@ class BatchExecution {
     );
   }
 
+  /**
+   * Starts a handler with a time limit (R20): at the deadline its signal aborts with a
+   * `TimeoutError`, the call is answered "timed out" and its slot is released, whether or not
+   * the handler stops; a late outcome is discarded and reported.
+   */
+  private startWithDeadline(
+    state: CallState,
+    definition: AnyToolDefinition,
+    limit: number,
+  ): Promise<void> {
+    const deadline = new AbortController();
+    const signal = AbortSignal.any([this.handlerSignal(), deadline.signal]);
+    let pending: Promise<ToolResult>;
+    try {
+      pending = executeTool(definition, state.input, this.contextFor(state, definition, signal));
+    } catch (error) {
+      pending = Promise.resolve(contextFailure(state.name, error));
+    }
+    return new Promise<void>((release) => {
+      const timer = setTimeout(
+        () => {
+          if (state.outcome !== undefined) return;
+          const text = `Tool "${state.name}" timed out after ${limit} ms.`;
+          const reason = new DOMException(text, "TimeoutError");
+          deadline.abort(reason);
+          this.inFlight--;
+          this.complete(state, "timed_out", errorToolResult(text, reason));
+          release();
+        },
+        Math.min(limit, MAX_TIMER_MS),
+      );
+      const settled = (result: ToolResult): void => {
+        clearTimeout(timer);
+        this.handlerSettled(state, result);
+        release();
+      };
+      pending.then(settled, (error: unknown) =>
+        settled(errorToolResult(`Tool "${state.name}" failed: ${errorMessage(error)}`, error)),
+      );
+    });
+  }
+
   private handlerSettled(state: CallState, result: ToolResult): void {
-    // Abandoned after the abort grace (H5): its late result is dropped.
-    if (state.outcome !== undefined) return;
+    // Timed out (R20) or abandoned after the abort grace (H5): its late result is dropped.
+    if (state.outcome !== undefined) {
+      if (this.onEvent !== undefined) {
+        const time = this.now();
+        this.emit({
+          type: "tool_call_settled_late",
+          time,
+          index: state.index,
+          id: state.id,
+          name: state.name,
+          kind: state.kind,
+          givenStatus: state.outcome.status,
+          lateIsError: result.isError,
+          durationMs: time - (state.startedAt ?? time),
+        });
+      }
+      return;
+    }
     this.inFlight--;
     this.complete(state, result.isError ? "failed" : "completed", result);
   }
@@ -701,6 +896,14 @@ class BatchExecution {
       // A listener's fault must never break a batch.
     }
   }
+}
+
+/** The result of a call whose context could not be made. */
+function contextFailure(name: string, error: unknown): ToolResult {
+  return errorToolResult(
+    `Tool "${name}" could not start: creating its context failed: ${errorMessage(error)}`,
+    error,
+  );
 }
 
 /** The longest delay setTimeout honours (about 24.8 days). */

@@ -69,6 +69,22 @@ export interface ToolCallFinishedEvent extends ToolCallEventBase {
 }
 
 /**
+ * A handler the batch had given up on settled after all: one that timed out (R20), or was
+ * abandoned after an abort (H5). Its late outcome is discarded; the call's result stays the
+ * one given at the deadline.
+ */
+export interface ToolCallSettledLateEvent extends ToolCallEventBase {
+  /** The event's discriminant. */
+  readonly type: "tool_call_settled_late";
+  /** The status the call was given: `"timed_out"` or `"abandoned"`. */
+  readonly givenStatus: ToolCallStatus;
+  /** Whether the discarded late outcome was a failure. */
+  readonly lateIsError: boolean;
+  /** Time from the handler's start to its late end, in milliseconds. */
+  readonly durationMs: number;
+}
+
+/**
  * What `runToolBatch` reports as a batch goes, through `onEvent`, discriminated on `type`.
  * Timestamps come from one monotonic clock, so a timeline can show exactly what overlapped.
  */
@@ -77,4 +93,5 @@ export type ToolBatchEvent =
   | ToolBatchPlannedEvent
   | ToolCallQueuedEvent
   | ToolCallStartedEvent
-  | ToolCallFinishedEvent;
+  | ToolCallFinishedEvent
+  | ToolCallSettledLateEvent;

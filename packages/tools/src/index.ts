@@ -32,6 +32,7 @@ export {
 export type {
   AnyToolDefinition,
   JsonSchema,
+  NeedsApproval,
   ToolContext,
   ToolDefinition,
   ToolHandler,

@@ -124,7 +124,25 @@ export interface ToolDefinition<Input = unknown> {
   readonly strict?: boolean;
   /** Host-owned annotations, passed through unchanged and never shown to the model (T29). */
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /**
+   * Whether a call needs a person's decision before it runs (R13): `true`, or a function of
+   * the validated input. Absent means never. An agent pauses the run instead of calling it.
+   */
+  readonly needsApproval?: NeedsApproval<Input>;
+  /**
+   * How long a call's handler may run, in milliseconds (R20); absent means no limit of the
+   * tool's own (the agent's `toolTimeoutMs` applies).
+   */
+  readonly timeoutMs?: number;
 }
+
+/**
+ * Whether a tool call needs a person's decision (R13): `true`, or a function of the validated
+ * input and the call's context that returns (or resolves to) a boolean.
+ */
+export type NeedsApproval<Input = unknown> =
+  | true
+  | ((input: Input, context: ToolContext) => boolean | Promise<boolean>);
 
 /**
  * The options `tool()` accepts as its fifth argument. Checked strictly (T31): an unknown key
@@ -139,6 +157,20 @@ export interface ToolOptions<Input> {
   readonly metadata?: Record<string, unknown>;
   /** Ask OpenAI-compatible providers for strict function calling. Default `false`. */
   readonly strict?: boolean;
+  /**
+   * Calls need a person's decision before they run (R13): `true`, or a function of the
+   * validated input (it may be async). An agent then pauses the run: it ends `"interrupted"`
+   * with the pending calls, and `agent.resume(sessionId, { decisions })` continues it.
+   * Default: never.
+   */
+  readonly needsApproval?: NeedsApproval<Input>;
+  /**
+   * How long a call's handler may run, in milliseconds (R20). At the deadline its
+   * `ctx.signal` aborts with a `TimeoutError` and the call's result is an `is_error`
+   * "timed out" result, even if the handler ignores the signal. Default: the agent's
+   * `toolTimeoutMs` (none by default).
+   */
+  readonly timeoutMs?: number;
 }
 
 /** Any tool definition, whatever its input type: the element type of an agent's `tools`. */

@@ -4,6 +4,7 @@ import { ToolDefinitionError } from "./errors.js";
 import type { StandardSchemaOutput, StandardSchemaV1 } from "./standard-schema.js";
 import { toJsonSchema } from "./to-json-schema.js";
 import type {
+  NeedsApproval,
   ToolDefinition,
   ToolHandler,
   ToolInputSchema,
@@ -14,7 +15,13 @@ import type {
 /** The pattern every tool name must match: what Anthropic and OpenAI accept. */
 export const TOOL_NAME_PATTERN: RegExp = /^[a-zA-Z0-9_-]{1,64}$/;
 
-const TOOL_OPTION_KEYS: ReadonlySet<string> = new Set(["isConcurrencySafe", "metadata", "strict"]);
+const TOOL_OPTION_KEYS: ReadonlySet<string> = new Set([
+  "isConcurrencySafe",
+  "metadata",
+  "strict",
+  "needsApproval",
+  "timeoutMs",
+]);
 
 /**
  * Defines a tool a model can call (T1).
@@ -110,6 +117,10 @@ export interface CreateToolDefinitionOptions<Schema extends StandardSchemaV1 = S
   readonly metadata?: Record<string, unknown> | undefined;
   /** OpenAI strict function calling. */
   readonly strict?: boolean | undefined;
+  /** Whether calls need a person's decision (R13). */
+  readonly needsApproval?: NeedsApproval<StandardSchemaOutput<Schema>> | undefined;
+  /** The handler's time limit in milliseconds (R20). */
+  readonly timeoutMs?: number | undefined;
 }
 
 /**
@@ -150,7 +161,7 @@ export function createToolDefinition<Schema extends StandardSchemaV1>(
   options: CreateToolDefinitionOptions<Schema>,
 ): ToolDefinition<StandardSchemaOutput<Schema>> {
   const { name, description, schema, inputSchema, handler, kind } = options;
-  const { isConcurrencySafe, metadata, strict } = options;
+  const { isConcurrencySafe, metadata, strict, needsApproval, timeoutMs } = options;
   const label = `tool(${JSON.stringify(String(name))}):`;
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
     throw new ToolDefinitionError(
@@ -195,6 +206,25 @@ export function createToolDefinition<Schema extends StandardSchemaV1>(
       `${label} strict must be a boolean, received ${typeof strict}.`,
     );
   }
+  if (
+    needsApproval !== undefined &&
+    needsApproval !== true &&
+    typeof needsApproval !== "function"
+  ) {
+    throw new ToolDefinitionError(
+      name,
+      `${label} needsApproval must be true or a function (input, context) => boolean, received ${describeValue(needsApproval)}. Leave it out for calls that run without a decision.`,
+    );
+  }
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs <= 0)
+  ) {
+    throw new ToolDefinitionError(
+      name,
+      `${label} timeoutMs must be a number of milliseconds > 0, received ${describeValue(timeoutMs)}. Leave it out for no limit of the tool's own.`,
+    );
+  }
   const definition: ToolDefinition<StandardSchemaOutput<Schema>> = {
     name,
     description,
@@ -205,6 +235,8 @@ export function createToolDefinition<Schema extends StandardSchemaV1>(
     ...(isConcurrencySafe !== undefined ? { isConcurrencySafe } : {}),
     ...(strict !== undefined ? { strict } : {}),
     ...(metadata !== undefined ? { metadata } : {}),
+    ...(needsApproval !== undefined ? { needsApproval } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
   };
   return Object.freeze(definition);
 }
