@@ -1,6 +1,10 @@
 import type { Options } from "tsup";
 
-/** The build every public package shares: ESM only, declarations, source maps, ES2022. */
+/**
+ * The build every public package shares: ESM only, declarations, source maps, ES2022. Entry
+ * points share code through chunks, so a class (an error, say) is one class whichever entry
+ * point it comes from: `instanceof` holds across "." and "./internal", "./builtin", ...
+ */
 export function packageBuild(entry: Record<string, string>): Options {
   return {
     entry,
@@ -9,7 +13,7 @@ export function packageBuild(entry: Record<string, string>): Options {
     sourcemap: true,
     target: "es2022",
     clean: true,
-    splitting: false,
+    splitting: true,
     treeshake: true,
   };
 }

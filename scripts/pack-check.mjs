@@ -13,7 +13,15 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
-const packages = ["tools", "scheduler", "providers", "core", "agent-lattice", "store-sqlite"];
+const packages = [
+  "tools",
+  "scheduler",
+  "providers",
+  "core",
+  "agent-lattice",
+  "store-sqlite",
+  "ai-sdk",
+];
 const work = mkdtempSync(join(tmpdir(), "lattice-pack-"));
 const run = (command, args, cwd) =>
   execFileSync(command, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
@@ -48,6 +56,8 @@ try {
           "agent-lattice": tarballs["agent-lattice"],
           "@lattice/tools": tarballs["@lattice/tools"],
           "@lattice/store-sqlite": tarballs["@lattice/store-sqlite"],
+          "@lattice/providers": tarballs["@lattice/providers"],
+          "@lattice/ai-sdk": tarballs["@lattice/ai-sdk"],
           zod: "4.6.7",
         },
         overrides: Object.fromEntries(
@@ -62,11 +72,13 @@ try {
 
   writeFileSync(
     join(project, "check.ts"),
-    `import { createAgent, tool, type SDKResultMessage } from "agent-lattice";
+    `import { createAgent, ProviderError, tool, type SDKResultMessage } from "agent-lattice";
+import { createHttpTransport, ProviderError as HttpProviderError, type ModelResponseCodec } from "@lattice/providers/http";
 import { builtinTools } from "agent-lattice/builtin";
 import { createScriptedModelServer, sessionStoreConformance } from "agent-lattice/testing";
 import { tool as toolFromTools } from "@lattice/tools";
 import { sqliteSessionStore } from "@lattice/store-sqlite";
+import { fromAiSdk } from "@lattice/ai-sdk";
 import { z } from "zod/v4";
 
 if (tool !== toolFromTools) throw new Error("agent-lattice and @lattice/tools export different tool()");
@@ -80,9 +92,19 @@ const server = await createScriptedModelServer({
 });
 const agent = createAgent({ apiKey: "offline", baseURL: server.anthropicBaseURL, model: "scripted", tools: [finish] });
 const result: SDKResultMessage = await agent.run("What is 6 * 7?");
+if (HttpProviderError !== ProviderError) throw new Error("@lattice/providers/http and agent-lattice export different ProviderError classes");
+const unused = (): never => { throw new Error("no response body expected"); };
+const codec: ModelResponseCodec = { createStreamDecoder: unused, decodeMessage: unused };
+const transport = createHttpTransport({ label: "Scripted API", url: server.anthropicBaseURL + "/v1/messages", headers: { "x-api-key": "offline" } });
+let httpError: unknown;
+try { for await (const _ of transport.call({ body: {}, codec })) { /* none */ } } catch (error) { httpError = error; }
+if (!(httpError instanceof ProviderError) || httpError.code !== "provider_invalid_request") throw new Error("@lattice/providers/http: unexpected " + String(httpError));
 await server.close();
 if (result.result !== "42") throw new Error("unexpected result " + JSON.stringify(result));
 if (builtinTools({ tools: ["Read"], cwd: "." }).length !== 1) throw new Error("builtinTools failed");
+let refused = "";
+try { fromAiSdk("gpt-4o" as never); } catch (error) { refused = String(error); }
+if (!refused.includes("fromAiSdk")) throw new Error("@lattice/ai-sdk: a model id string was not refused: " + refused);
 const checks = sessionStoreConformance(() => sqliteSessionStore({ path: ":memory:" }));
 for (const check of checks) await check.run();
 console.log("pack check: ok (" + result.result + ", " + checks.length + " session store checks)");

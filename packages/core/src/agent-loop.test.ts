@@ -198,7 +198,12 @@ describe("the SDKMessage stream (T35)", () => {
       { content: [{ type: "text", text: "ok" }], usage: { inputTokens: 20, outputTokens: 7 } },
     );
     const result = await createAgent(agentOptions({ tools: [echo] })).run("go");
-    expect(result.usage).toEqual({ inputTokens: 30, outputTokens: 12 });
+    expect(result.usage).toEqual({
+      inputTokens: 30,
+      outputTokens: 12,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    });
   });
 
   it("includePartialMessages yields stream_event messages with the deltas", async () => {

@@ -1,4 +1,11 @@
-import { anthropic, type ModelProviderV1 } from "@lattice/providers";
+import {
+  anthropic,
+  type ModelProviderV1,
+  type ModelThinking,
+  type ModelToolChoice,
+  type PromptCachingMode,
+  type ReasoningEffort,
+} from "@lattice/providers";
 import {
   DEFAULT_ABORT_GRACE_MS,
   type ResolvedToolConcurrency,
@@ -9,13 +16,14 @@ import {
 } from "@lattice/scheduler";
 import {
   type AnyToolDefinition,
-  assertKnownOptions,
   type BuiltinToolName,
-  describeValue,
   InvalidOptionError,
+  isToolSource,
   type NeedsApproval,
   TOOL_NAME_PATTERN,
+  type ToolSource,
 } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { AGENT_HOOK_KEYS, type AgentHooks } from "./agent-hooks.js";
 import type { SessionStore } from "./session-store.js";
 import type { TraceEvent } from "./trace-event.js";
@@ -46,8 +54,12 @@ export interface AgentOptions {
   readonly provider?: ModelProviderV1;
   /** Your system prompt. `createAgent` appends the SDK's guidance after it; `createBareAgent` sends it alone. */
   readonly systemPrompt?: string;
-  /** The tools the model may call. Names must be unique. */
-  readonly tools?: readonly AnyToolDefinition[];
+  /**
+   * The tools the model may call, and tool sources whose tools it may call (`mcpServer(...)`
+   * from `@lattice/mcp`). Names must be unique, across sources too (checked when a run
+   * resolves the sources).
+   */
+  readonly tools?: readonly (AnyToolDefinition | ToolSource)[];
   /** How the calls of one batch run: `{ mode: "safe" | "all" | "sequential", maxConcurrency }` (T14). */
   readonly toolConcurrency?: ToolConcurrencyOptions;
   /** Checks a whole batch before anything runs (T23–T28). */
@@ -117,6 +129,32 @@ export interface AgentOptions {
    * `needsApproval` wins. Names that match no tool are refused.
    */
   readonly needsApproval?: { readonly [toolName: string]: NeedsApproval };
+  /**
+   * Anthropic prompt caching: `"auto"` places `cache_control` breakpoints on the tool list,
+   * the system prompt and the latest message, so each turn of a tool loop reads its prefix
+   * from the cache; `"off"` sends none. Default: the provider's (`anthropic()` uses `"auto"`
+   * for api.anthropic.com and `"off"` for other base URLs). OpenAI-compatible APIs cache on
+   * their own and ignore it. The result's `usage` shows the effect
+   * (`cacheReadInputTokens`, `cacheCreationInputTokens`).
+   */
+  readonly promptCaching?: PromptCachingMode;
+  /**
+   * Extended thinking on Anthropic-compatible APIs: `{ budgetTokens }` (the API wants at least
+   * 1024). `max_tokens` is raised above the budget when needed, and `temperature` is not sent
+   * with thinking. Thinking blocks and their signatures are kept in the conversation.
+   */
+  readonly thinking?: ModelThinking;
+  /** `reasoning_effort` for OpenAI-compatible reasoning models: `"low"`, `"medium"` or `"high"`. */
+  readonly reasoningEffort?: ReasoningEffort;
+  /**
+   * How the model may use the tools on every turn: `{ type: "auto" }` (the API's default),
+   * `{ type: "any" }` (must call some tool), `{ type: "tool", name }` (must call that one) or
+   * `{ type: "none" }`. A choice that forces a call every turn ends only through a tool with
+   * `endTurn` or `maxTurns`.
+   */
+  readonly toolChoice?: ModelToolChoice;
+  /** Strings that end a reply when the model generates them (`stop_sequences` / `stop`). */
+  readonly stopSequences?: readonly string[];
 }
 
 /** Every key {@link AgentOptions} accepts. */
@@ -146,6 +184,11 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "sessionStore",
   "toolTimeoutMs",
   "needsApproval",
+  "promptCaching",
+  "thinking",
+  "reasoningEffort",
+  "toolChoice",
+  "stopSequences",
 ]);
 
 /** Default `maxTurns`. */
@@ -159,6 +202,8 @@ const PREFIX = "AgentOptions:";
 export interface ValidatedAgentOptions {
   readonly options: AgentOptions;
   readonly tools: readonly AnyToolDefinition[];
+  /** The tool sources among `tools` (MCP servers and the like), resolved at run time. */
+  readonly sources: readonly ToolSource[];
   readonly concurrency: ResolvedToolConcurrency;
   readonly policy: ToolBatchPolicy | undefined;
   readonly hooks: AgentHooks;
@@ -313,11 +358,13 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
       }
     }
   }
-  const tools = validateTools(o.tools);
+  checkModelControls(o);
+  const { definitions: tools, sources } = validateTools(o.tools);
   const hooks = validateHooks(o.hooks);
   return {
     options: o,
     tools,
+    sources,
     concurrency: resolveToolConcurrency(o.toolConcurrency, PREFIX),
     policy: validateToolBatchPolicy(o.toolBatchPolicy, PREFIX),
     hooks,
@@ -325,6 +372,73 @@ export function validateAgentOptions(options: unknown): ValidatedAgentOptions {
     maxTokens,
     abortGraceMs,
   };
+}
+
+/** Checks the options passed on to every model request: caching, thinking, tool choice, stops. */
+function checkModelControls(o: AgentOptions): void {
+  if (o.promptCaching !== undefined && o.promptCaching !== "auto" && o.promptCaching !== "off") {
+    throw new InvalidOptionError(
+      PREFIX,
+      "promptCaching",
+      `must be "auto" or "off", received ${describeValue(o.promptCaching)}.`,
+    );
+  }
+  const thinking = o.thinking as { budgetTokens?: unknown } | undefined;
+  if (
+    thinking !== undefined &&
+    (thinking === null ||
+      typeof thinking !== "object" ||
+      Object.keys(thinking).some((key) => key !== "budgetTokens") ||
+      !Number.isSafeInteger(thinking.budgetTokens) ||
+      (thinking.budgetTokens as number) < 1)
+  ) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "thinking",
+      `must be { budgetTokens: <integer> } (Anthropic wants at least 1024), received ${describeValue(o.thinking)}.`,
+    );
+  }
+  if (
+    o.reasoningEffort !== undefined &&
+    !["low", "medium", "high"].includes(o.reasoningEffort as string)
+  ) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "reasoningEffort",
+      `must be "low", "medium" or "high", received ${describeValue(o.reasoningEffort)}.`,
+    );
+  }
+  const choice = o.toolChoice as { type?: unknown; name?: unknown } | undefined;
+  if (choice !== undefined) {
+    const valid =
+      choice !== null &&
+      typeof choice === "object" &&
+      (choice.type === "auto" || choice.type === "any" || choice.type === "none"
+        ? Object.keys(choice).every((key) => key === "type")
+        : choice.type === "tool" &&
+          typeof choice.name === "string" &&
+          (o.tools ?? []).some(
+            (entry) => isToolSource(entry) || (entry as AnyToolDefinition).name === choice.name,
+          ));
+    if (!valid) {
+      throw new InvalidOptionError(
+        PREFIX,
+        "toolChoice",
+        `must be { type: "auto" }, { type: "any" }, { type: "none" } or { type: "tool", name } naming one of the agent's tools, received ${describeValue(o.toolChoice)}.`,
+      );
+    }
+  }
+  if (
+    o.stopSequences !== undefined &&
+    (!Array.isArray(o.stopSequences) ||
+      o.stopSequences.some((stop) => typeof stop !== "string" || stop === ""))
+  ) {
+    throw new InvalidOptionError(
+      PREFIX,
+      "stopSequences",
+      `must be an array of non-empty strings, received ${describeValue(o.stopSequences)}.`,
+    );
+  }
 }
 
 function isSessionStore(value: unknown): value is SessionStore {
@@ -365,17 +479,33 @@ export function resolveProvider(options: AgentOptions): ModelProviderV1 {
   });
 }
 
-function validateTools(tools: unknown): readonly AnyToolDefinition[] {
-  if (tools === undefined) return [];
+function validateTools(tools: unknown): {
+  readonly definitions: readonly AnyToolDefinition[];
+  readonly sources: readonly ToolSource[];
+} {
+  if (tools === undefined) return { definitions: [], sources: [] };
   if (!Array.isArray(tools)) {
     throw new InvalidOptionError(
       PREFIX,
       "tools",
-      `must be an array of tools made with tool(), received ${describeValue(tools)}.`,
+      `must be an array of tools made with tool() and tool sources such as mcpServer(...), received ${describeValue(tools)}.`,
     );
   }
-  tools.forEach((definition: unknown, index) => {
-    const d = definition as Partial<AnyToolDefinition> | null;
+  const definitions: AnyToolDefinition[] = [];
+  const sources: ToolSource[] = [];
+  tools.forEach((entry: unknown, index) => {
+    if (isToolSource(entry)) {
+      if (sources.includes(entry)) {
+        throw new InvalidOptionError(
+          PREFIX,
+          `tools[${index}]`,
+          `is the tool source "${entry.name}" a second time. List each source once.`,
+        );
+      }
+      sources.push(entry);
+      return;
+    }
+    const d = entry as Partial<AnyToolDefinition> | null;
     if (
       d === null ||
       typeof d !== "object" ||
@@ -386,12 +516,13 @@ function validateTools(tools: unknown): readonly AnyToolDefinition[] {
       throw new InvalidOptionError(
         PREFIX,
         `tools[${index}]`,
-        `is not a tool definition (received ${describeValue(definition)}). Make tools with tool(name, description, schema, handler).`,
+        `is not a tool definition or a tool source (received ${describeValue(entry)}). Make tools with tool(name, description, schema, handler).`,
       );
     }
+    definitions.push(entry as AnyToolDefinition);
   });
-  assertUniqueToolNames(tools as AnyToolDefinition[]);
-  return tools as AnyToolDefinition[];
+  assertUniqueToolNames(definitions);
+  return { definitions, sources };
 }
 
 function validateHooks(hooks: unknown): AgentHooks {

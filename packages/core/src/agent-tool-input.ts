@@ -1,5 +1,4 @@
 import {
-  describeValue,
   InvalidOptionError,
   type JsonSchema,
   type StandardSchemaIssue,
@@ -7,6 +6,7 @@ import {
   TOOL_NAME_PATTERN,
   type ToolInputSchema,
 } from "@lattice/tools";
+import { describeValue } from "@lattice/tools/internal";
 
 /**
  * Checks an agent tool factory's `name` and `metadata` options before the definition is built,

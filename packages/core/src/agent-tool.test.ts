@@ -271,7 +271,12 @@ describe('agentTool "call" mode', () => {
     });
     const result = messages.at(-1) as SDKResultMessage;
     expect(result).toMatchObject({ result: "The capital is Paris.", parentToolUseId: null });
-    expect(result.usage).toEqual({ inputTokens: 33, outputTokens: 11 });
+    expect(result.usage).toEqual({
+      inputTokens: 33,
+      outputTokens: 11,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    });
 
     // The member inherited the parent's provider and model, and got its own system prompt.
     expect(server.requests).toHaveLength(3);
@@ -534,6 +539,8 @@ describe("delegateTool", () => {
     expect((messages.at(-1) as SDKResultMessage).usage).toEqual({
       inputTokens: 7,
       outputTokens: 7,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
     });
   });
 

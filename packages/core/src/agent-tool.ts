@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import {
-  assertKnownOptions,
   createToolDefinition,
-  describeValue,
   InvalidOptionError,
   type NeedsApproval,
   type ToolContext,
   type ToolDefinition,
   type ToolHandlerResult,
 } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { agentToolInput, choiceField, textField, validateToolOptions } from "./agent-tool-input.js";
 import { callAgent, nextLink, parentRunOf } from "./call-agent.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";

@@ -1,5 +1,6 @@
 import type { ModelMessage } from "@lattice/providers";
-import { describeValue, InvalidOptionError } from "@lattice/tools";
+import { InvalidOptionError } from "@lattice/tools";
+import { describeValue } from "@lattice/tools/internal";
 
 /**
  * Checks a conversation the caller kept (`query(prompt, { messages })`, R4) before any model

@@ -1,14 +1,22 @@
 import { statSync } from "node:fs";
-import type { ContentBlock, ModelMessage, ModelProviderV1 } from "@lattice/providers";
-import { type ApprovalDecision, createAbortError } from "@lattice/scheduler";
+import type {
+  ContentBlock,
+  ModelMessage,
+  ModelProviderV1,
+  ModelRequest,
+  ModelToolSpec,
+} from "@lattice/providers";
+import type { ApprovalDecision } from "@lattice/scheduler";
+import { createAbortError } from "@lattice/scheduler/internal";
 import {
   type AnyToolDefinition,
-  assertKnownOptions,
   BUILTIN_TOOL_NAMES,
   type BuiltinToolName,
-  describeValue,
   InvalidOptionError,
+  LatticeError,
+  type ToolSource,
 } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import {
   type AgentOptions,
   assertUniqueToolNames,
@@ -98,11 +106,22 @@ export interface AgentQuery extends AsyncIterable<SDKMessage> {
 }
 
 /**
+ * `[Symbol.asyncDispose]()` where the TypeScript setup knows the symbol (`lib: esnext.disposable`
+ * or `@types/node`), so `await using agent = createAgent(...)` type-checks there; nothing where
+ * it does not, so projects without those types still compile.
+ */
+export type AsyncDisposeWhereKnown = SymbolConstructor extends {
+  readonly asyncDispose: infer S extends symbol;
+}
+  ? { readonly [K in S]: () => Promise<void> }
+  : Record<never, never>;
+
+/**
  * A runnable agent: what `createAgent` and `createBareAgent` return.
  *
  * @typeParam TContext - The type of `QueryOptions.context`, read by tools as `ctx.context`.
  */
-export interface Agent<TContext = unknown> {
+export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
   /** The agent's name, when it has one. */
   readonly name: string | undefined;
   /** The model the agent talks to. */
@@ -142,6 +161,12 @@ export interface Agent<TContext = unknown> {
    * @throws an error named `"AbortError"` when `options.signal` aborts.
    */
   run(prompt: Prompt, options?: QueryOptions<TContext>): Promise<SDKResultMessage>;
+  /**
+   * Releases the agent's tool sources (MCP connections and the processes behind them). Safe to
+   * call twice; runs started afterwards connect again. Agents without sources have nothing to
+   * release. `await using agent = createAgent(...)` calls it at the end of the scope.
+   */
+  close(): Promise<void>;
 }
 
 /** Which factory assembles an agent: `createAgent` or `createBareAgent`. Internal. */
@@ -245,6 +270,12 @@ function assemble<TContext>(
     run(prompt, queryOptions) {
       return agent.query(prompt, queryOptions).finalResult();
     },
+    async close() {
+      await Promise.all(prepared.sources.map((source) => source.close()));
+    },
+    [Symbol.asyncDispose]() {
+      return agent.close();
+    },
   };
   return Object.freeze(agent);
 }
@@ -289,6 +320,8 @@ export interface PreparedAgent {
   readonly provider: ModelProviderV1;
   /** The runtime; a promise the first time when built-in tools must be loaded. */
   readonly getRuntime: () => AgentRuntime | Promise<AgentRuntime>;
+  /** The agent's tool sources, which `close()` releases. */
+  readonly sources: readonly ToolSource[];
 }
 
 /**
@@ -329,7 +362,9 @@ export function prepareAgent(
   let pending: Promise<AgentRuntime> | undefined;
 
   const approvalRules = o.needsApproval;
-  if (approvalRules !== undefined) {
+  const sources = validated.sources;
+  // With tool sources, names are known only when a run resolves them.
+  if (approvalRules !== undefined && sources.length === 0) {
     const known = new Set<string>([
       ...userTools.map((definition) => definition.name),
       ...builtinNames,
@@ -354,13 +389,14 @@ export function prepareAgent(
     const tools = approvalRules === undefined ? given : given.map(withApproval);
     return makeRuntimeOf(tools);
   };
+  const system = (tools: readonly AnyToolDefinition[]): string | undefined =>
+    flavor === "standard"
+      ? buildSystemPrompt(o.systemPrompt, hasConcurrentTools(tools, validated.concurrency))
+      : o.systemPrompt;
   const makeRuntimeOf = (tools: readonly AnyToolDefinition[]): AgentRuntime => ({
     model,
     provider,
-    system:
-      flavor === "standard"
-        ? buildSystemPrompt(o.systemPrompt, hasConcurrentTools(tools, validated.concurrency))
-        : o.systemPrompt,
+    system: system(tools),
     tools,
     toolMap: new Map(tools.map((definition) => [definition.name, definition])),
     concurrency: validated.concurrency,
@@ -371,12 +407,36 @@ export function prepareAgent(
     abortGraceMs: validated.abortGraceMs,
     toolTimeoutMs: o.toolTimeoutMs,
     canPause: tools.some((definition) => definition.needsApproval !== undefined),
+    request: requestOf(o, model, system(tools), tools, validated.maxTokens),
     temperature: o.temperature,
     stream: o.stream !== false,
     includePartialMessages: o.includePartialMessages === true,
     onTrace: o.onTrace,
   });
-  if (builtinNames.length === 0) runtime = makeRuntime(userTools);
+  /**
+   * The runtime over `fixed` tools, and, with tool sources, a `withSources` that resolves them
+   * (before every model call) into a runtime over all tools, rebuilt only when a source's
+   * list changed.
+   */
+  const runtimeOver = (fixed: readonly AnyToolDefinition[]): AgentRuntime => {
+    if (sources.length === 0) return makeRuntime(fixed);
+    let last:
+      | { lists: readonly (readonly AnyToolDefinition[])[]; runtime: AgentRuntime }
+      | undefined;
+    const withSources = async (signal: AbortSignal): Promise<AgentRuntime> => {
+      const lists = await Promise.all(sources.map((source) => resolveSource(source, signal)));
+      if (last !== undefined && lists.every((list, index) => list === last!.lists[index])) {
+        return last.runtime;
+      }
+      const all = [...fixed, ...lists.flat()];
+      assertUniqueAcrossSources(all, fixed, sources, lists);
+      const resolved: AgentRuntime = { ...makeRuntime(all), withSources };
+      last = { lists, runtime: resolved };
+      return resolved;
+    };
+    return { ...makeRuntime(fixed), withSources };
+  };
+  if (builtinNames.length === 0) runtime = runtimeOver(userTools);
 
   // Built-in tools load on first use, so agents without them never import node:fs code.
   const getRuntime = (): AgentRuntime | Promise<AgentRuntime> => {
@@ -390,12 +450,90 @@ export function prepareAgent(
           : {}),
         ...(o.allowHardLinks !== undefined ? { allowHardLinks: o.allowHardLinks } : {}),
       });
-      runtime = makeRuntime([...userTools, ...builtins]);
+      runtime = runtimeOver([...userTools, ...builtins]);
       return runtime;
     });
     return pending;
   };
-  return { name: o.name, model, provider, getRuntime };
+  return { name: o.name, model, provider, getRuntime, sources };
+}
+
+/** A source's tools, or an error that names the source. */
+async function resolveSource(
+  source: ToolSource,
+  signal: AbortSignal,
+): Promise<readonly AnyToolDefinition[]> {
+  const tools = await source.tools(signal);
+  if (!Array.isArray(tools)) {
+    throw new LatticeError(
+      "tool_source_failed",
+      `The tool source "${source.name}" returned ${describeValue(tools)} from tools(); a source returns an array of tool definitions.`,
+    );
+  }
+  return tools;
+}
+
+/** Two tools of one name, across the agent's tools and its sources, cannot be told apart. */
+function assertUniqueAcrossSources(
+  all: readonly AnyToolDefinition[],
+  fixed: readonly AnyToolDefinition[],
+  sources: readonly ToolSource[],
+  lists: readonly (readonly AnyToolDefinition[])[],
+): void {
+  const owner = new Map<string, string>();
+  for (const definition of fixed) owner.set(definition.name, "the agent's own tools");
+  lists.forEach((list, index) => {
+    for (const definition of list) {
+      const where = `the tool source "${sources[index]!.name}"`;
+      const first = owner.get(definition.name);
+      if (first !== undefined) {
+        throw new LatticeError(
+          "tool_name_conflict",
+          `Two tools are named "${definition.name}": one from ${first}, one from ${where}. The model could not tell them apart; rename one (an MCP source takes a prefix option).`,
+        );
+      }
+      owner.set(definition.name, where);
+    }
+  });
+  void all;
+}
+
+/** The part of every model request that does not change during a run. */
+function requestOf(
+  o: AgentOptions,
+  model: string,
+  system: string | undefined,
+  tools: readonly AnyToolDefinition[],
+  maxTokens: number,
+): Omit<ModelRequest, "messages" | "signal"> {
+  // Plain data: the provider never sees handlers or schemas, only what the model reads.
+  const specs: ModelToolSpec[] = tools.map((definition) =>
+    definition.strict !== undefined
+      ? {
+          name: definition.name,
+          description: definition.description,
+          inputSchema: definition.inputSchema,
+          strict: definition.strict,
+        }
+      : {
+          name: definition.name,
+          description: definition.description,
+          inputSchema: definition.inputSchema,
+        },
+  );
+  return {
+    model,
+    ...(system !== undefined ? { system } : {}),
+    ...(specs.length > 0 ? { tools: specs } : {}),
+    maxTokens,
+    ...(o.stream === false ? { stream: false } : {}),
+    ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+    ...(o.toolChoice !== undefined ? { toolChoice: o.toolChoice } : {}),
+    ...(o.stopSequences !== undefined ? { stopSequences: [...o.stopSequences] } : {}),
+    ...(o.promptCaching !== undefined ? { promptCaching: o.promptCaching } : {}),
+    ...(o.thinking !== undefined ? { thinking: { budgetTokens: o.thinking.budgetTokens } } : {}),
+    ...(o.reasoningEffort !== undefined ? { reasoningEffort: o.reasoningEffort } : {}),
+  };
 }
 
 function validateBuiltinNames(options: AgentOptions, flavor: Flavor): readonly BuiltinToolName[] {

@@ -1,12 +1,11 @@
 import {
-  assertKnownOptions,
   createToolDefinition,
-  describeValue,
   InvalidOptionError,
   type NeedsApproval,
   type ToolContext,
   type ToolDefinition,
 } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { agentToolInput, choiceField, textField, validateToolOptions } from "./agent-tool-input.js";
 import { callAgent } from "./call-agent.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";

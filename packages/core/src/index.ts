@@ -4,7 +4,6 @@ export type {
   ToolResultHookEvent,
 } from "./agent-hooks.js";
 export {
-  AGENT_OPTION_KEYS,
   type AgentOptions,
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
@@ -19,6 +18,7 @@ export { DEFAULT_MAX_DEPTH } from "./call-agent.js";
 export {
   type Agent,
   type AgentQuery,
+  type AsyncDisposeWhereKnown,
   createAgent,
   createBareAgent,
   type Prompt,
@@ -100,6 +100,7 @@ export type {
   RunFinishedTraceEvent,
   RunStartedTraceEvent,
   ToolBatchTraceEvent,
+  ToolProgressTraceEvent,
   TraceEvent,
   TraceEventBase,
 } from "./trace-event.js";

@@ -1,4 +1,5 @@
-import { describeValue, InvalidOptionError } from "@lattice/tools";
+import { InvalidOptionError } from "@lattice/tools";
+import { describeValue } from "@lattice/tools/internal";
 
 /**
  * One message in a team's {@link Mailbox}: a task handed off to a member (`kind: "task"`), or

@@ -3,14 +3,13 @@ import type {
   ContentBlock,
   ModelMessage,
   ModelProviderV1,
+  ModelRequest,
   ModelResponse,
   ToolResultBlock,
 } from "@lattice/providers";
 import {
   type BeforeToolCall,
-  createAbortError,
   type ResolvedToolConcurrency,
-  raceAbort,
   runToolBatch,
   type ToolBatchCall,
   type ToolBatchPendingApproval,
@@ -18,10 +17,12 @@ import {
   type ToolCallOutcome,
   type ToolCallStatus,
 } from "@lattice/scheduler";
+import { createAbortError, raceAbort } from "@lattice/scheduler/internal";
 import type { AnyToolDefinition, LatticeError, ToolContext, ToolRunInfo } from "@lattice/tools";
 import type { AgentHooks } from "./agent-hooks.js";
 import type { Mailbox } from "./mailbox.js";
 import {
+  addUsage,
   checkRunLog,
   type DecisionsEntry,
   type LoggedDecision,
@@ -33,6 +34,7 @@ import {
   RunLogState,
   SessionError,
   type ToolResultEntry,
+  zeroUsage,
 } from "./run-log.js";
 import type { RunUsage, SDKMessage, SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
 import {
@@ -63,9 +65,19 @@ export interface AgentRuntime {
   readonly toolTimeoutMs: number | undefined;
   /** Whether some tool has `needsApproval`: only then may a run pause (R14). */
   readonly canPause: boolean;
+  /**
+   * With tool sources: resolves them into the runtime over all current tools (the same object
+   * while no source's list changed). Called before a run's first step and every model call.
+   */
+  readonly withSources?: ((signal: AbortSignal) => Promise<AgentRuntime>) | undefined;
   readonly temperature: number | undefined;
   /** Ask the provider for SSE (`true`) or one JSON body (`false`). */
   readonly stream: boolean;
+  /**
+   * What every model request of a run sends besides its messages and signal: model, system,
+   * the tools as plain data, limits and model controls. Built once per agent.
+   */
+  readonly request: Omit<ModelRequest, "messages" | "signal">;
   readonly includePartialMessages: boolean;
   readonly onTrace: ((event: TraceEvent) => void) | undefined;
 }
@@ -182,17 +194,17 @@ function isLoggable(status: ToolCallStatus, aborted: boolean): boolean {
  *   for a resume of an unknown or finished session or a log this release cannot read.
  */
 export async function runAgent(
-  runtime: AgentRuntime,
+  initialRuntime: AgentRuntime,
   start: RunStart,
   signal: AbortSignal,
   placement: RunPlacement,
 ): Promise<SDKResultMessage> {
   const startedAt = performance.now();
+  let runtime = initialRuntime;
   const { parentToolUseId, emit } = placement;
   const runTrace = combineTraces(runtime.onTrace, placement.trace);
   const trace = runTrace.emit;
   const agentName = placement.agentName ?? "agent";
-  const toolNames = runtime.tools.map((definition) => definition.name);
   const state = new RunLogState();
   let writer: SessionWriter | undefined;
   let sessionId: string;
@@ -271,19 +283,22 @@ export async function runAgent(
   }
 
   // Usage of agent tools' child runs, not yet written to the log.
-  const pendingUsage = { inputTokens: 0, outputTokens: 0 };
-  const addUsage = (more: RunUsage): void => {
-    pendingUsage.inputTokens += more.inputTokens;
-    pendingUsage.outputTokens += more.outputTokens;
-  };
+  const pendingUsage = zeroUsage();
+  const addChildUsage = (more: RunUsage): void => addUsage(pendingUsage, more);
   const takePendingUsage = (): RunUsage | undefined => {
-    if (pendingUsage.inputTokens === 0 && pendingUsage.outputTokens === 0) return undefined;
-    const usage = {
-      inputTokens: pendingUsage.inputTokens,
-      outputTokens: pendingUsage.outputTokens,
-    };
+    if (
+      pendingUsage.inputTokens === 0 &&
+      pendingUsage.outputTokens === 0 &&
+      pendingUsage.cacheReadInputTokens === 0 &&
+      pendingUsage.cacheCreationInputTokens === 0
+    ) {
+      return undefined;
+    }
+    const usage = { ...pendingUsage };
     pendingUsage.inputTokens = 0;
     pendingUsage.outputTokens = 0;
+    pendingUsage.cacheReadInputTokens = 0;
+    pendingUsage.cacheCreationInputTokens = 0;
     return usage;
   };
 
@@ -345,10 +360,8 @@ export async function runAgent(
     pendingApprovals?: readonly PendingApproval[],
   ): Promise<SDKResultMessage> => {
     const extra = takePendingUsage();
-    const usage = {
-      inputTokens: run.usage.inputTokens + (extra?.inputTokens ?? 0),
-      outputTokens: run.usage.outputTokens + (extra?.outputTokens ?? 0),
-    };
+    const usage = { ...run.usage };
+    if (extra !== undefined) addUsage(usage, extra);
     let allErrors = errors;
     let finalSubtype = subtype;
     // An interrupted run is unfinished: its log ends with the interrupt (R14).
@@ -438,6 +451,17 @@ export async function runAgent(
     ]);
   };
 
+  // Tool sources (MCP servers and the like) are resolved before the run's first step.
+  let sourceFailure: string | undefined;
+  if (runtime.withSources !== undefined) {
+    try {
+      runtime = await runtime.withSources(signal);
+    } catch (error) {
+      if (signal.aborted) throw aborted();
+      sourceFailure = errorMessage(error);
+    }
+  }
+  const toolNames = runtime.tools.map((definition) => definition.name);
   if (decided !== undefined) {
     trace?.({
       type: "approval_decided",
@@ -479,7 +503,7 @@ export async function runAgent(
     provider: runtime.provider,
     model: runtime.model,
     emit,
-    addUsage,
+    addUsage: addChildUsage,
     chain: placement.chain ?? [agentName],
     mailbox: placement.mailbox,
     maxDepth: placement.maxDepth,
@@ -488,6 +512,7 @@ export async function runAgent(
   }) as unknown as RunContext;
   const context = placement.context;
   const beforeCall = beforeCallFor(runtime.hooks, trace, sessionId, runId);
+  if (sourceFailure !== undefined) return finish("error_during_execution", "", [sourceFailure]);
   const onCallSettled = (outcome: ToolCallOutcome): void => {
     if (!isLoggable(outcome.status, signal.aborted)) return;
     const result = outcome.result;
@@ -591,6 +616,15 @@ export async function runAgent(
         }
         if (signal.aborted) throw aborted();
       }
+      if (runtime.withSources !== undefined) {
+        // A source whose list changed (MCP tools/list_changed) is seen from this turn on.
+        try {
+          runtime = await runtime.withSources(signal);
+        } catch (error) {
+          if (signal.aborted) throw aborted();
+          return finish("error_during_execution", "", [errorMessage(error)]);
+        }
+      }
       const turn = run.numTurns + 1;
       trace?.({
         type: "model_request_started",
@@ -603,13 +637,8 @@ export async function runAgent(
       let response: ModelResponse | undefined;
       try {
         for await (const event of runtime.provider.stream({
-          model: runtime.model,
-          ...(runtime.system !== undefined ? { system: runtime.system } : {}),
+          ...runtime.request,
           messages: state.messages,
-          ...(runtime.tools.length > 0 ? { tools: runtime.tools } : {}),
-          maxTokens: runtime.maxTokens,
-          ...(runtime.stream ? {} : { stream: false }),
-          ...(runtime.temperature !== undefined ? { temperature: runtime.temperature } : {}),
           signal,
         })) {
           if (event.type === "response") {
@@ -660,9 +689,12 @@ export async function runAgent(
         );
       }
       const content = response.message.content;
-      const usage = {
-        inputTokens: response.usage.inputTokens,
-        outputTokens: response.usage.outputTokens,
+      const reported = response.usage;
+      const usage: RunUsage = {
+        inputTokens: reported.inputTokens,
+        outputTokens: reported.outputTokens,
+        cacheReadInputTokens: reported.cacheReadInputTokens ?? 0,
+        cacheCreationInputTokens: reported.cacheCreationInputTokens ?? 0,
       };
       trace?.({
         type: "model_request_finished",
@@ -708,16 +740,30 @@ export async function runAgent(
       signal,
       abortGraceMs: runtime.abortGraceMs,
       beforeCall,
-      createContext: (call: ToolBatchCall, _definition, callSignal): ToolContext =>
-        context === undefined
-          ? { signal: callSignal, toolUseId: call.id, toolName: call.name, run: runContext }
-          : {
-              signal: callSignal,
+      createContext: (call: ToolBatchCall, _definition, callSignal): ToolContext => {
+        const base: Mutable<ToolContext> = {
+          signal: callSignal,
+          toolUseId: call.id,
+          toolName: call.name,
+          run: runContext,
+        };
+        if (context !== undefined) base.context = context;
+        if (trace !== undefined) {
+          base.reportProgress = (progress) =>
+            trace({
+              type: "tool_progress",
+              time: performance.now(),
+              sessionId,
+              runId,
               toolUseId: call.id,
               toolName: call.name,
-              context,
-              run: runContext,
-            },
+              progress: progress.progress,
+              total: progress.total,
+              message: progress.message,
+            });
+        }
+        return base;
+      },
       onCallSettled,
       ...(runtime.toolTimeoutMs !== undefined ? { toolTimeoutMs: runtime.toolTimeoutMs } : {}),
       ...(step.decisions !== undefined ? { approvalDecisions: step.decisions } : {}),

@@ -279,6 +279,25 @@ function isUsage(value: unknown): value is RunUsage {
   );
 }
 
+/** Token counts being added up (a mutable {@link RunUsage}). */
+export type UsageTotals = { -readonly [K in keyof RunUsage]: RunUsage[K] };
+
+/** Fresh zero totals. */
+export function zeroUsage(): UsageTotals {
+  return { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+}
+
+/**
+ * Adds `more` to `totals`. Cache counts may be absent (logs written before they were kept,
+ * or APIs that do not report them): they count as 0.
+ */
+export function addUsage(totals: UsageTotals, more: Partial<RunUsage>): void {
+  totals.inputTokens += more.inputTokens ?? 0;
+  totals.outputTokens += more.outputTokens ?? 0;
+  totals.cacheReadInputTokens += more.cacheReadInputTokens ?? 0;
+  totals.cacheCreationInputTokens += more.cacheCreationInputTokens ?? 0;
+}
+
 /** The tool calls of the run's latest reply and the results logged for them so far. */
 export interface OpenBatch {
   /** The reply's `tool_use` blocks, in tool_use order. */
@@ -297,7 +316,7 @@ export interface LoggedRun {
   /** Model calls made so far (R18: continues on resume). */
   numTurns: number;
   /** Tokens used so far, child runs included (R18: continues on resume). */
-  readonly usage: { inputTokens: number; outputTokens: number };
+  readonly usage: UsageTotals;
   /** The latest reply of the run, if any. */
   lastReply: ReplyEntry | undefined;
   /** The latest reply's tool calls, when it made some. */
@@ -334,7 +353,7 @@ export class RunLogState {
           runId: entry.runId,
           finished: false,
           numTurns: 0,
-          usage: { inputTokens: 0, outputTokens: 0 },
+          usage: zeroUsage(),
           lastReply: undefined,
           batch: undefined,
           pending: undefined,
@@ -348,8 +367,7 @@ export class RunLogState {
         const run = this.run!;
         messages.push(entry.message);
         run.numTurns = entry.turn;
-        run.usage.inputTokens += entry.usage.inputTokens;
-        run.usage.outputTokens += entry.usage.outputTokens;
+        addUsage(run.usage, entry.usage);
         run.lastReply = entry;
         const toolUses = toolUsesOf(entry.message.content);
         run.batch =
@@ -360,10 +378,7 @@ export class RunLogState {
       case "tool_result": {
         const run = this.run!;
         const batch = run.batch;
-        if (entry.usage !== undefined) {
-          run.usage.inputTokens += entry.usage.inputTokens;
-          run.usage.outputTokens += entry.usage.outputTokens;
-        }
+        if (entry.usage !== undefined) addUsage(run.usage, entry.usage);
         if (batch === undefined || batch.complete) return;
         batch.results.set(entry.toolUseId, entry);
         if (batch.results.size < batch.toolUses.length) return;

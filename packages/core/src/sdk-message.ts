@@ -7,12 +7,27 @@ import type {
 } from "@lattice/providers";
 import type { PendingApproval } from "./run-log.js";
 
-/** Token counts of a run, added up over every model call (and over agent tools it ran). */
+/**
+ * Token counts of a run, added up over every model call, and over the child runs of agent
+ * tools it ran. The whole input billed is `inputTokens + cacheReadInputTokens +
+ * cacheCreationInputTokens`; the four are kept apart because they are priced apart.
+ */
 export interface RunUsage {
-  /** Input tokens billed, all turns together. */
+  /** Input tokens neither read from nor written to the prompt cache, all turns together. */
   readonly inputTokens: number;
-  /** Output tokens billed, all turns together. */
+  /** Output tokens (thinking included), all turns together. */
   readonly outputTokens: number;
+  /**
+   * Input tokens read from the prompt cache (cheap: about a tenth of the input price on
+   * Anthropic; `prompt_tokens_details.cached_tokens` on OpenAI-compatible APIs). `0` when the
+   * API reported none.
+   */
+  readonly cacheReadInputTokens: number;
+  /**
+   * Input tokens written to the prompt cache (Anthropic charges a premium for them; they are
+   * read cheaply by the next calls). `0` when the API reported none.
+   */
+  readonly cacheCreationInputTokens: number;
 }
 
 /** The first message of every query: what the run will use. */

@@ -1,6 +1,7 @@
 // The argument checks every Lattice store makes, exported for store authors so that all stores
 // refuse the same arguments with the same messages.
-import { describeValue, InvalidOptionError } from "@lattice/tools";
+import { InvalidOptionError } from "@lattice/tools";
+import { describeValue } from "@lattice/tools/internal";
 import type { SessionEntry } from "./session-store.js";
 
 /** Deeper than this, a value is refused: it is almost surely a cycle. */

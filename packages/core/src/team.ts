@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { ModelProviderV1 } from "@lattice/providers";
-import { AbortError, createAbortError } from "@lattice/scheduler";
-import { assertKnownOptions, describeValue, InvalidOptionError } from "@lattice/tools";
+import { AbortError } from "@lattice/scheduler";
+import { createAbortError } from "@lattice/scheduler/internal";
+import { InvalidOptionError } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { resolveProvider } from "./agent-options.js";
 import { validateMaxDepth } from "./agent-tool.js";
 import { DEFAULT_MAX_DEPTH, failureText } from "./call-agent.js";

@@ -109,6 +109,21 @@ export interface ApprovalDecidedTraceEvent extends TraceEventBase {
   }[];
 }
 
+/** A running tool call reported progress (`ctx.reportProgress`, MCP progress notifications). */
+export interface ToolProgressTraceEvent extends TraceEventBase {
+  readonly type: "tool_progress";
+  /** The call's tool_use id. */
+  readonly toolUseId: string;
+  /** The tool called. */
+  readonly toolName: string;
+  /** Work done so far. */
+  readonly progress: number;
+  /** The total, when known. */
+  readonly total?: number | undefined;
+  /** The status line, when given. */
+  readonly message?: string | undefined;
+}
+
 /** A run was aborted through its signal. */
 export interface RunAbortedTraceEvent extends TraceEventBase {
   readonly type: "run_aborted";
@@ -128,4 +143,5 @@ export type TraceEvent =
   | RunFinishedTraceEvent
   | RunAbortedTraceEvent
   | ApprovalRequestedTraceEvent
-  | ApprovalDecidedTraceEvent;
+  | ApprovalDecidedTraceEvent
+  | ToolProgressTraceEvent;

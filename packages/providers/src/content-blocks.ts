@@ -49,6 +49,37 @@ export interface ToolResultBlock {
   readonly is_error?: boolean;
 }
 
+/**
+ * A block of a type the SDK does not model, kept verbatim so that it can be sent back unchanged
+ * on the next turn: Anthropic's server-side blocks (`server_tool_use`, `web_search_tool_result`,
+ * `code_execution_tool_result`, …) and any block type an API adds later.
+ *
+ * The API's object is kept whole in `block`, with its original `type`; the wrapper's own
+ * `type` is always `"opaque"`, so narrowing a {@link ContentBlock} on `type === "text"`,
+ * `"tool_use"` and the rest works as before (a bare `type: string` member would defeat it).
+ *
+ * Adapters send an opaque block back only to the API it came from (`provider` equals their
+ * `ModelProviderV1.name`), as `block` exactly; every other adapter skips it. The Anthropic
+ * adapter sends back blocks whose `provider` is `"anthropic"`; the OpenAI-compatible adapter
+ * skips all of them.
+ *
+ * @example
+ * ```ts
+ * for (const block of response.message.content) {
+ *   if (block.type === "opaque" && block.block.type === "server_tool_use") {
+ *     console.log("searched the web for", block.block.input);
+ *   }
+ * }
+ * ```
+ */
+export interface OpaqueBlock {
+  readonly type: "opaque";
+  /** The `name` of the provider whose API produced the block, for example `"anthropic"`. */
+  readonly provider: string;
+  /** The block exactly as the API sent it (streamed input assembled), with its own `type`. */
+  readonly block: { readonly type: string; readonly [key: string]: unknown };
+}
+
 /** Any block of a {@link ModelMessage}; wire names follow the Anthropic Messages API. */
 export type ContentBlock =
   | TextBlock
@@ -56,7 +87,8 @@ export type ContentBlock =
   | ThinkingBlock
   | RedactedThinkingBlock
   | ToolUseBlock
-  | ToolResultBlock;
+  | ToolResultBlock
+  | OpaqueBlock;
 
 /**
  * One message of a conversation in the SDK's normalised format (Anthropic-style blocks).

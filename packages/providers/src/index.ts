@@ -2,13 +2,21 @@ export { type AnthropicOptions, anthropic } from "./anthropic/anthropic.js";
 export type {
   ContentBlock,
   ModelMessage,
+  OpaqueBlock,
   RedactedThinkingBlock,
   ThinkingBlock,
   ToolResultBlock,
   ToolUseBlock,
 } from "./content-blocks.js";
 export type { ModelProviderV1 } from "./model-provider.js";
-export type { ModelRequest, ModelToolChoice } from "./model-request.js";
+export type {
+  ModelRequest,
+  ModelThinking,
+  ModelToolChoice,
+  ModelToolSpec,
+  PromptCachingMode,
+  ReasoningEffort,
+} from "./model-request.js";
 export type { ModelResponse, ModelUsage, StopReason } from "./model-response.js";
 export type { ModelStreamEvent, StreamBlockStart } from "./model-stream-event.js";
 export {

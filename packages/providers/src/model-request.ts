@@ -1,4 +1,3 @@
-import type { AnyToolDefinition } from "@lattice/tools";
 import type { ModelMessage } from "./content-blocks.js";
 
 /**
@@ -11,6 +10,47 @@ export type ModelToolChoice =
   | { readonly type: "none" }
   | { readonly type: "tool"; readonly name: string };
 
+/**
+ * A tool as a model request describes it: plain data, no handler. Any object with these fields
+ * will do (a `ToolDefinition` from `@lattice/tools` is one). Adapters convert each spec once and
+ * cache the result per object, so pass the same objects from turn to turn.
+ */
+export interface ModelToolSpec {
+  /** The name the model calls the tool by. */
+  readonly name: string;
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /**
+   * The JSON Schema of the tool's input, an object schema. `$schema` is removed before sending;
+   * OpenAI-compatible adapters adjust it for strict mode when `strict` is `true`.
+   */
+  readonly inputSchema: { readonly [keyword: string]: unknown };
+  /**
+   * Ask OpenAI-compatible providers for strict function calling (`strict: true`). Absent means
+   * not strict. The Anthropic adapter ignores it.
+   */
+  readonly strict?: boolean;
+}
+
+/**
+ * Whether the Anthropic adapter places prompt-cache breakpoints: `"auto"` places them, `"off"`
+ * sends the request as it is. See {@link ModelRequest.promptCaching}.
+ */
+export type PromptCachingMode = "auto" | "off";
+
+/** Extended thinking with a token budget; see {@link ModelRequest.thinking}. */
+export interface ModelThinking {
+  /**
+   * The most tokens the model may spend thinking. The Anthropic API requires at least 1024 and
+   * less than `max_tokens`; the adapter raises `max_tokens` when needed (see
+   * {@link ModelRequest.thinking}) and leaves the minimum to the API, whose 400 names it.
+   */
+  readonly budgetTokens: number;
+}
+
+/** How much an OpenAI-compatible reasoning model should reason: `reasoning_effort`. */
+export type ReasoningEffort = "low" | "medium" | "high";
+
 /** A normalised model request, the same for every provider. */
 export interface ModelRequest {
   /** The model id, for example `"claude-sonnet-4-6"` or `"deepseek-v4-flash"`. */
@@ -20,15 +60,51 @@ export interface ModelRequest {
   /** The conversation so far, oldest first. */
   readonly messages: readonly ModelMessage[];
   /** The tools the model may call; their `inputSchema` is adjusted per provider. */
-  readonly tools?: readonly AnyToolDefinition[];
-  /** How the model may use the tools. Default: the API's default (`auto`). */
+  readonly tools?: readonly ModelToolSpec[];
+  /**
+   * How the model may use the tools. Default: the API's default (`auto`). Anthropic rejects
+   * `any` and `tool` together with `thinking`.
+   */
   readonly toolChoice?: ModelToolChoice;
-  /** The most tokens the reply may have. */
+  /**
+   * The most tokens the reply may have. With Anthropic `thinking`, thinking counts towards it,
+   * as the API counts it (see {@link ModelRequest.thinking}).
+   */
   readonly maxTokens: number;
-  /** Sampling temperature. Default: the API's default. */
+  /**
+   * Sampling temperature. Default: the API's default. The Anthropic adapter does not send it
+   * when `thinking` is set, since the API accepts no temperature with thinking.
+   */
   readonly temperature?: number;
-  /** Strings that end the reply when generated. */
+  /** Strings that end the reply when generated (Anthropic `stop_sequences`, OpenAI `stop`). */
   readonly stopSequences?: readonly string[];
+  /**
+   * Anthropic prompt caching. `"auto"` puts `cache_control: { type: "ephemeral" }` breakpoints,
+   * at most four per request counting any already in the messages, in this order of priority:
+   * on the latest message's last block, on the system prompt (sent as a text block), on the
+   * last tool, and on the previous user message's last block (where the previous turn's
+   * breakpoint was, so a turn that adds many blocks still finds it). A tool loop then re-reads
+   * its growing prefix from the cache on every turn.
+   *
+   * Default: the provider's `promptCaching` option, which defaults to `"auto"` for
+   * api.anthropic.com and `"off"` for any other base URL. Other adapters ignore it
+   * (OpenAI caches prompts by itself and reports it in the usage).
+   */
+  readonly promptCaching?: PromptCachingMode;
+  /**
+   * Anthropic extended thinking: `thinking: { type: "enabled", budget_tokens }`. When
+   * `maxTokens` is not above `budgetTokens`, the adapter sends
+   * `max_tokens = budgetTokens + maxTokens`, so the reply keeps `maxTokens` after a full
+   * thinking budget; otherwise `max_tokens = maxTokens`, as the API counts thinking in it.
+   * `temperature` is then not sent. OpenAI-compatible adapters ignore it (see
+   * `reasoningEffort`).
+   */
+  readonly thinking?: ModelThinking;
+  /**
+   * OpenAI-compatible reasoning models: sent as `reasoning_effort`. The Anthropic adapter
+   * ignores it (see `thinking`).
+   */
+  readonly reasoningEffort?: ReasoningEffort;
   /** Aborts the HTTP request at once; the stream then throws an error named `AbortError`. */
   readonly signal?: AbortSignal;
   /** Stream the reply over SSE. Default `true`; `false` makes one non-streaming request. */

@@ -17,7 +17,11 @@ export type StopReason =
  * Token counts of one model call, with Anthropic's meaning: `inputTokens` excludes tokens read
  * from or written to the prompt cache, so the whole input is
  * `inputTokens + (cacheReadInputTokens ?? 0) + (cacheCreationInputTokens ?? 0)`.
- * OpenAI-compatible `prompt_tokens` is split accordingly.
+ * OpenAI-compatible `prompt_tokens` is split accordingly (cached tokens, from
+ * `prompt_tokens_details.cached_tokens`, are `cacheReadInputTokens`; these APIs report no cache
+ * writes). The cache fields are present when the API reports them: Anthropic's API reports
+ * both on every response (0 when nothing was cached); OpenAI-compatible adapters set
+ * `cacheReadInputTokens` only when some tokens were cached.
  */
 export interface ModelUsage {
   /** Input tokens not served from or written to the cache. */
@@ -36,7 +40,11 @@ export interface ModelResponse {
   id?: string;
   /** The model that answered, as the API names it. */
   model: string;
-  /** The assistant message: text, thinking (with signature) and tool_use blocks with parsed input. */
+  /**
+   * The assistant message: text, thinking (with signature) and tool_use blocks with parsed
+   * input, and opaque blocks (the API's own blocks the SDK does not model, such as Anthropic's
+   * `server_tool_use`), to be sent back unchanged with the rest.
+   */
   message: { role: "assistant"; content: ContentBlock[] };
   /** Why the model stopped. */
   stopReason: StopReason;

@@ -1,11 +1,16 @@
 import type { ModelResponse, ModelUsage, StopReason } from "./model-response.js";
 
-/** What kind of block a `block_start` event opens; tool_use blocks carry their id and name. */
+/**
+ * What kind of block a `block_start` event opens; tool_use blocks carry their id and name, and
+ * opaque blocks (see `OpaqueBlock`) the API's own block type, for example `"server_tool_use"`.
+ * An opaque block has no delta events: it is whole in the final response.
+ */
 export type StreamBlockStart =
   | { readonly type: "text" }
   | { readonly type: "thinking" }
   | { readonly type: "redacted_thinking" }
-  | { readonly type: "tool_use"; readonly id: string; readonly name: string };
+  | { readonly type: "tool_use"; readonly id: string; readonly name: string }
+  | { readonly type: "opaque"; readonly blockType: string };
 
 /**
  * One event of a model call, normalised across providers and discriminated on `type`.

@@ -1,4 +1,4 @@
-export { AbortError, createAbortError } from "./abort-error.js";
+export { AbortError } from "./abort-error.js";
 export { ToolBatchPolicyError, ToolBatchRefusedError, ToolCallHookError } from "./errors.js";
 export { findEndTurn, type ToolBatchEndTurn } from "./find-end-turn.js";
 export {
@@ -8,7 +8,6 @@ export {
   type ToolBatchPlanCall,
   type ToolBatchRun,
 } from "./plan-tool-batch.js";
-export { raceAbort } from "./race-abort.js";
 export {
   DEFAULT_TOOL_CONCURRENCY,
   type ResolvedToolConcurrency,

@@ -1,4 +1,5 @@
-import { assertKnownOptions, describeValue, InvalidOptionError } from "@lattice/tools";
+import { InvalidOptionError } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 
 /**
  * How a batch's calls may overlap (T14, T15, T18): `"safe"` runs consecutive concurrency-safe

@@ -1,8 +1,6 @@
 import {
   type AnyToolDefinition,
-  describeValue,
   errorToolResult,
-  executeTool,
   LatticeError,
   parseToolInput,
   type ToolContext,
@@ -10,6 +8,7 @@ import {
   type ToolKind,
   type ToolResult,
 } from "@lattice/tools";
+import { describeValue, executeTool } from "@lattice/tools/internal";
 import { createAbortError } from "./abort-error.js";
 import { ToolBatchPolicyError, ToolBatchRefusedError, ToolCallHookError } from "./errors.js";
 import { findEndTurn, type ToolBatchEndTurn } from "./find-end-turn.js";

@@ -1,9 +1,5 @@
-import {
-  assertKnownOptions,
-  describeValue,
-  InvalidOptionError,
-  type ToolKind,
-} from "@lattice/tools";
+import { InvalidOptionError, type ToolKind } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 
 /**
  * One tool call of a model reply, as the batch policy and the `beforeCall` hook see it (T23).

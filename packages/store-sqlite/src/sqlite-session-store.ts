@@ -8,7 +8,8 @@ import {
   type SessionStore,
   serializeSessionEntries,
 } from "@lattice/core";
-import { assertKnownOptions, describeValue, InvalidOptionError } from "@lattice/tools";
+import { InvalidOptionError } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { busyOrOpenFailed, ENTRIES_TABLE, openSessionDatabase } from "./open-session-database.js";
 import { SqliteSessionStoreError } from "./sqlite-session-store-error.js";
 

@@ -1,4 +1,3 @@
-export { assertKnownOptions, describeValue } from "./assert-known-options.js";
 export { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "./builtin-tool-names.js";
 export type { ImageBlock, ImageSource, TextBlock, ToolResultContentBlock } from "./content.js";
 export {
@@ -10,7 +9,7 @@ export {
   UnknownOptionError,
 } from "./errors.js";
 export { type ParseToolInputResult, parseToolInput } from "./parse-tool-input.js";
-export { executeTool, runTool } from "./run-tool.js";
+export { runTool } from "./run-tool.js";
 export type {
   StandardSchemaFailure,
   StandardSchemaIssue,
@@ -22,7 +21,7 @@ export type {
   StandardSchemaTypes,
   StandardSchemaV1,
 } from "./standard-schema.js";
-export { formatPath, toJsonSchema } from "./to-json-schema.js";
+export { toJsonSchema } from "./to-json-schema.js";
 export {
   type CreateToolDefinitionOptions,
   createToolDefinition,
@@ -40,11 +39,8 @@ export type {
   ToolInputSchema,
   ToolKind,
   ToolOptions,
+  ToolProgress,
   ToolRunInfo,
 } from "./tool-definition.js";
-export {
-  errorToolResult,
-  normalizeToolResult,
-  type ToolResult,
-  toolResultText,
-} from "./tool-result.js";
+export { errorToolResult, type ToolResult, toolResultText } from "./tool-result.js";
+export { isToolSource, type ToolSource } from "./tool-source.js";

@@ -1,15 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import {
-  executeTool,
   type LatticeError,
-  normalizeToolResult,
   parseToolInput,
   runTool,
   ToolInputError,
   tool,
   toolResultText,
 } from "./index.js";
+import { executeTool, normalizeToolResult } from "./internal.js";
 
 function context(toolName: string) {
   return { signal: new AbortController().signal, toolUseId: "toolu_1", toolName };

@@ -27,7 +27,7 @@ export async function executeTool<Input>(
 
 /**
  * Validates a raw model input and runs the tool: {@link parseToolInput} then
- * {@link executeTool}. Never throws. Invalid input never reaches the handler (T3).
+ * `executeTool`. Never throws. Invalid input never reaches the handler (T3).
  *
  * @param definition - The tool.
  * @param rawInput - The input exactly as the model sent it.

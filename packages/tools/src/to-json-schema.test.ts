@@ -1,7 +1,8 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod/v4";
-import { formatPath, tool } from "./index.js";
+import { tool } from "./index.js";
+import { formatPath } from "./internal.js";
 
 const ajv = new Ajv2020({ strict: false });
 const ok = async () => ({ content: "ok" });

@@ -55,6 +55,22 @@ export interface ToolContext<TContext = unknown> {
   readonly context?: TContext;
   /** The run this call belongs to, when a Lattice agent made the call. */
   readonly run?: ToolRunInfo;
+  /**
+   * Reports progress of a long call (an MCP server's progress notifications): the agent turns
+   * each report into a `tool_progress` trace event. Absent outside an agent's run, and when
+   * the run has no trace listener.
+   */
+  readonly reportProgress?: (progress: ToolProgress) => void;
+}
+
+/** A progress report of a running tool call. */
+export interface ToolProgress {
+  /** Work done so far, in the tool's own unit. */
+  readonly progress: number;
+  /** The total, when known. */
+  readonly total?: number;
+  /** A human-readable status line. */
+  readonly message?: string;
 }
 
 /**
@@ -77,6 +93,11 @@ export interface ToolHandlerResult {
    * Ignored unless `endTurn` is `true`.
    */
   readonly structuredResult?: unknown;
+  /**
+   * Structured data next to the content (an MCP tool's `structuredContent`): kept on the
+   * call's result for `onToolResult` hooks and the caller, never sent to the model.
+   */
+  readonly structuredContent?: unknown;
 }
 
 /**

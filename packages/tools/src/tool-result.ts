@@ -15,6 +15,12 @@ export interface ToolResult {
   /** The handler's `structuredResult`; present only together with `endTurn: true` (T11). */
   readonly structuredResult?: unknown;
   /**
+   * Structured data the handler returned next to its content (an MCP tool's
+   * `structuredContent`), for hooks and the caller; never sent to the model. Present only
+   * when given.
+   */
+  readonly structuredContent?: unknown;
+  /**
    * Why the call failed, for logs and traces (never sent to the model): the thrown value,
    * a `ToolInputError`, or a `LatticeError` with code `"invalid_tool_result"`.
    */
@@ -46,6 +52,9 @@ export function normalizeToolResult(toolName: string, value: unknown): ToolResul
     endTurn,
     ...(endTurn && record.structuredResult !== undefined
       ? { structuredResult: record.structuredResult }
+      : {}),
+    ...(record.structuredContent !== undefined
+      ? { structuredContent: record.structuredContent }
       : {}),
   };
   return result;

@@ -1,4 +1,5 @@
-import { assertKnownOptions, describeValue, InvalidOptionError } from "@lattice/tools";
+import { InvalidOptionError } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import type { JsonValue, SessionEntry, SessionStore } from "../session-store.js";
 import {
   expectConflict,

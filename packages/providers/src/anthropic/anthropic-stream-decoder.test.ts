@@ -15,7 +15,7 @@ function feed(decoder: AnthropicStreamDecoder, events: unknown[]): void {
 }
 
 describe("AnthropicStreamDecoder", () => {
-  it("ignores ping, unknown event types and unknown block types, keeping indices dense", () => {
+  it("ignores ping and unknown event types, keeps unknown block types as opaque blocks, indices dense", () => {
     const decoder = new AnthropicStreamDecoder(CONTEXT);
     feed(decoder, [
       {
@@ -54,6 +54,11 @@ describe("AnthropicStreamDecoder", () => {
     ]);
     const message = decoder.finish();
     expect(message.content).toEqual([
+      {
+        type: "opaque",
+        provider: "anthropic",
+        block: { type: "server_tool_use", id: "s", name: "web_search", input: {} },
+      },
       { type: "redacted_thinking", data: "opaque" },
       { type: "text", text: "Hi" },
     ]);
@@ -63,7 +68,7 @@ describe("AnthropicStreamDecoder", () => {
       decoder.events
         .filter((event) => event.type === "block_start")
         .map((event) => (event.type === "block_start" ? event.index : -1)),
-    ).toEqual([0, 1]);
+    ).toEqual([0, 1, 2]);
   });
 
   it("takes a tool input given whole in content_block_start when no deltas follow", () => {

@@ -27,22 +27,26 @@ const RETRYABLE_ERROR_TYPES: ReadonlySet<string> = new Set([
 
 /** One block being assembled. */
 interface OpenBlock {
-  kind: "text" | "thinking" | "redacted_thinking" | "tool_use";
-  /** Text, thinking text, redacted data, or the tool input's JSON text. */
+  kind: "text" | "thinking" | "redacted_thinking" | "tool_use" | "opaque";
+  /** Text, thinking text, redacted data, or the tool input's (or opaque block's) JSON text. */
   text: string;
   signature: string;
   id: string;
   name: string;
   /** Input given whole in content_block_start (some gateways send no deltas). */
   initialInput: unknown;
+  /** An opaque block as content_block_start gave it; its streamed text and input are added. */
+  opaque?: { type: string; [key: string]: unknown };
 }
 
 /**
  * Decodes an Anthropic Messages SSE stream: `message_start`, `content_block_*` (text,
  * thinking with `signature_delta`, redacted thinking, tool_use with `input_json_delta`),
  * cumulative `message_delta` usage, `message_stop`; `ping` and unknown events are ignored;
- * an `error` event throws a {@link ProviderError}. Blocks of unknown types are skipped, and
- * the indices of the events are positions in the final content.
+ * an `error` event throws a {@link ProviderError}. Blocks of other types (`server_tool_use`,
+ * `web_search_tool_result`, future types) are kept verbatim as opaque blocks, with their
+ * streamed `input_json_delta` assembled into `input` and `text_delta` into `text`. The indices
+ * of the events are positions in the final content.
  */
 export class AnthropicStreamDecoder implements StreamDecoder {
   /** Events not yet handed to the consumer. */
@@ -160,19 +164,22 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     const type = block?.type;
     if (
       block === undefined ||
-      (type !== "text" &&
-        type !== "thinking" &&
-        type !== "redacted_thinking" &&
-        type !== "tool_use")
+      block === null ||
+      typeof block !== "object" ||
+      typeof type !== "string"
     ) {
       this.#positions[apiIndex] = SKIPPED;
       return;
     }
+    const kind =
+      type === "text" || type === "thinking" || type === "redacted_thinking" || type === "tool_use"
+        ? type
+        : "opaque";
     const index = this.#content.length;
     this.#content.push(undefined as unknown as ContentBlock);
     this.#positions[apiIndex] = index;
     const open: OpenBlock = {
-      kind: type,
+      kind,
       text: "",
       signature: "",
       id: "",
@@ -203,9 +210,12 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         this.events.push({ type: "thinking_delta", index, thinking: block.thinking });
       }
       if (typeof block.signature === "string") open.signature = block.signature;
-    } else {
+    } else if (type === "redacted_thinking") {
       open.text = typeof block.data === "string" ? block.data : "";
       this.events.push({ type: "block_start", index, block: { type: "redacted_thinking" } });
+    } else {
+      open.opaque = { ...block, type };
+      this.events.push({ type: "block_start", index, block: { type: "opaque", blockType: type } });
     }
   }
 
@@ -215,6 +225,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     const open = this.#open[index];
     const delta = data.delta as Record<string, unknown> | undefined;
     if (open === undefined || delta === undefined || delta === null) return;
+    if (open.opaque !== undefined) {
+      this.#opaqueDelta(open, open.opaque, delta);
+      return;
+    }
     switch (delta.type) {
       case "text_delta": {
         const text = delta.text as string;
@@ -247,6 +261,19 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     }
   }
 
+  /** Adds a delta to an opaque block: input JSON text, or text; other deltas are ignored. */
+  #opaqueDelta(
+    open: OpenBlock,
+    block: { [key: string]: unknown },
+    delta: Record<string, unknown>,
+  ): void {
+    if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
+      if (open.text.length <= MAX_TOOL_INPUT_LENGTH) open.text += delta.partial_json;
+    } else if (delta.type === "text_delta" && typeof delta.text === "string") {
+      block.text = (typeof block.text === "string" ? block.text : "") + delta.text;
+    }
+  }
+
   #blockStop(data: Record<string, unknown>): void {
     const index = this.#positions[data.index as number];
     if (index === undefined || index === SKIPPED || this.#open[index] === undefined) return;
@@ -267,6 +294,17 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case "redacted_thinking":
         block = { type: "redacted_thinking", data: open.text };
         break;
+      case "opaque": {
+        const opaque = open.opaque!;
+        if (open.text !== "") {
+          const parsed = parseToolCallInput(opaque.type, open.text);
+          // Input that does not parse keeps what content_block_start gave (the API would
+          // reject a block whose input is not an object anyway).
+          if (parsed.inputError === undefined) opaque.input = parsed.input;
+        }
+        block = { type: "opaque", provider: "anthropic", block: opaque };
+        break;
+      }
       default: {
         const parsed =
           open.text === ""

@@ -3,13 +3,36 @@ import type { AnyToolDefinition } from "@lattice/tools";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { ModelRequest } from "../model-request.js";
 import type {
+  AnthropicCacheControl,
   AnthropicContentParam,
   AnthropicMessageParam,
   AnthropicMessagesBody,
+  AnthropicThinkingConfigParam,
   AnthropicToolChoiceParam,
   AnthropicToolParam,
 } from "./anthropic-wire.js";
 import { toAnthropicBody } from "./to-anthropic-body.js";
+
+const MODELLED: ReadonlySet<string> = new Set([
+  "text",
+  "image",
+  "thinking",
+  "redacted_thinking",
+  "tool_use",
+  "tool_result",
+]);
+
+/**
+ * The body typed with modelled blocks only, after checking at run time that it has no opaque
+ * block (whose shape is the API's own, checked in anthropic-server-blocks.test.ts).
+ */
+function modelled(body: AnthropicMessagesBody): AnthropicMessagesBody<AnthropicContentParam> {
+  for (const message of body.messages) {
+    if (typeof message.content === "string") continue;
+    for (const block of message.content) expect(MODELLED).toContain(block.type);
+  }
+  return body as AnthropicMessagesBody<AnthropicContentParam>;
+}
 
 const TOOL = {
   name: "get_weather",
@@ -71,15 +94,30 @@ const FULL_REQUEST: ModelRequest = {
 
 describe("Anthropic wire shapes", () => {
   it("type-check against the official @anthropic-ai/sdk request types", () => {
-    const streaming = toAnthropicBody(FULL_REQUEST, true);
+    const streaming = modelled(toAnthropicBody(FULL_REQUEST, true));
     streaming satisfies Anthropic.MessageCreateParams;
-    const plain = toAnthropicBody(FULL_REQUEST, false);
+    const plain = modelled(toAnthropicBody(FULL_REQUEST, false));
     plain satisfies Anthropic.MessageCreateParams;
-    expectTypeOf<AnthropicMessagesBody>().toExtend<Anthropic.MessageCreateParams>();
-    expectTypeOf<AnthropicMessageParam>().toExtend<Anthropic.MessageParam>();
+    // With prompt caching (system as blocks, cache_control) and extended thinking.
+    const cached = modelled(
+      toAnthropicBody(
+        { ...FULL_REQUEST, toolChoice: { type: "auto" }, thinking: { budgetTokens: 1024 } },
+        true,
+        true,
+      ),
+    );
+    cached satisfies Anthropic.MessageCreateParams;
+    expect(Array.isArray(cached.system)).toBe(true);
+    expect(cached.thinking).toEqual({ type: "enabled", budget_tokens: 1024 });
+    expectTypeOf<
+      AnthropicMessagesBody<AnthropicContentParam>
+    >().toExtend<Anthropic.MessageCreateParams>();
+    expectTypeOf<AnthropicMessageParam<AnthropicContentParam>>().toExtend<Anthropic.MessageParam>();
     expectTypeOf<AnthropicContentParam>().toExtend<Anthropic.ContentBlockParam>();
     expectTypeOf<AnthropicToolParam>().toExtend<Anthropic.Tool>();
     expectTypeOf<AnthropicToolChoiceParam>().toExtend<Anthropic.ToolChoice>();
+    expectTypeOf<AnthropicCacheControl>().toExtend<Anthropic.CacheControlEphemeral>();
+    expectTypeOf<AnthropicThinkingConfigParam>().toExtend<Anthropic.ThinkingConfigParam>();
     expect(plain.stream).toBeUndefined();
     expect(streaming.stream).toBe(true);
   });

@@ -1,12 +1,21 @@
 /**
  * The Anthropic Messages API request shapes the adapter sends. They are checked against the
- * official `@anthropic-ai/sdk` types in `anthropic-wire.test.ts`, so they cannot drift.
+ * official `@anthropic-ai/sdk` types in `anthropic-wire.test.ts`, so they cannot drift. Opaque
+ * blocks (server-side blocks sent back verbatim) are the one exception: their shape is the
+ * API's own, whatever it is.
  */
+
+/** A prompt-cache breakpoint. */
+export interface AnthropicCacheControl {
+  type: "ephemeral";
+  ttl?: "5m" | "1h";
+}
 
 /** A text block on the wire. */
 export interface AnthropicTextParam {
   type: "text";
   text: string;
+  cache_control?: AnthropicCacheControl;
 }
 
 /** An image block on the wire. */
@@ -19,6 +28,7 @@ export interface AnthropicImageParam {
         data: string;
       }
     | { type: "url"; url: string };
+  cache_control?: AnthropicCacheControl;
 }
 
 /** A thinking block sent back unchanged. */
@@ -40,6 +50,7 @@ export interface AnthropicToolUseParam {
   id: string;
   name: string;
   input: unknown;
+  cache_control?: AnthropicCacheControl;
 }
 
 /** A tool result on the wire. */
@@ -48,9 +59,10 @@ export interface AnthropicToolResultParam {
   tool_use_id: string;
   content?: string | Array<AnthropicTextParam | AnthropicImageParam>;
   is_error?: boolean;
+  cache_control?: AnthropicCacheControl;
 }
 
-/** Any block the adapter sends. */
+/** Any block the adapter models. */
 export type AnthropicContentParam =
   | AnthropicTextParam
   | AnthropicImageParam
@@ -59,10 +71,20 @@ export type AnthropicContentParam =
   | AnthropicToolUseParam
   | AnthropicToolResultParam;
 
-/** A message on the wire. */
-export interface AnthropicMessageParam {
+/**
+ * A block the adapter does not model (`server_tool_use`, `web_search_tool_result`, future
+ * types), sent back exactly as the API produced it.
+ */
+export interface AnthropicOpaqueParam {
+  type: string;
+  cache_control?: AnthropicCacheControl;
+  [key: string]: unknown;
+}
+
+/** A message on the wire, whose blocks may include opaque ones. */
+export interface AnthropicMessageParam<Block = AnthropicContentParam | AnthropicOpaqueParam> {
   role: "user" | "assistant";
-  content: string | Array<AnthropicContentParam>;
+  content: string | Array<Block>;
 }
 
 /** A client tool on the wire. */
@@ -75,6 +97,7 @@ export interface AnthropicToolParam {
     required?: Array<string> | null;
     [keyword: string]: unknown;
   };
+  cache_control?: AnthropicCacheControl;
 }
 
 /** A tool choice on the wire. */
@@ -84,14 +107,24 @@ export type AnthropicToolChoiceParam =
   | { type: "none" }
   | { type: "tool"; name: string };
 
-/** The body of `POST /v1/messages`. */
-export interface AnthropicMessagesBody {
+/** Extended thinking on the wire. */
+export interface AnthropicThinkingConfigParam {
+  type: "enabled";
+  budget_tokens: number;
+}
+
+/**
+ * The body of `POST /v1/messages`. `Block` is the type of message blocks: the default includes
+ * opaque blocks; the wire test checks the body with modelled blocks only against the SDK.
+ */
+export interface AnthropicMessagesBody<Block = AnthropicContentParam | AnthropicOpaqueParam> {
   model: string;
   max_tokens: number;
-  messages: Array<AnthropicMessageParam>;
-  system?: string;
+  messages: Array<AnthropicMessageParam<Block>>;
+  system?: string | Array<AnthropicTextParam>;
   tools?: Array<AnthropicToolParam>;
   tool_choice?: AnthropicToolChoiceParam;
+  thinking?: AnthropicThinkingConfigParam;
   temperature?: number;
   stop_sequences?: Array<string>;
   stream?: boolean;

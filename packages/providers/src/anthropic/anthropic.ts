@@ -1,6 +1,7 @@
-import { assertKnownOptions } from "@lattice/tools";
+import { InvalidOptionError } from "@lattice/tools";
+import { assertKnownOptions } from "@lattice/tools/internal";
 import type { ModelProviderV1 } from "../model-provider.js";
-import type { ModelRequest } from "../model-request.js";
+import type { ModelRequest, PromptCachingMode } from "../model-request.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { resolveApiKey } from "../resolve-api-key.js";
@@ -32,6 +33,7 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   "timeoutMs",
   "requestTimeoutMs",
   "fetch",
+  "promptCaching",
 ]);
 
 /** Options of {@link anthropic}. Checked strictly: an unknown key throws. */
@@ -70,6 +72,14 @@ export interface AnthropicOptions {
   readonly requestTimeoutMs?: number;
   /** A custom `fetch` (a proxy agent, a test double). Default: the platform's `fetch`. */
   readonly fetch?: typeof globalThis.fetch;
+  /**
+   * Prompt caching for every request (a request's own `promptCaching` wins): `"auto"` places
+   * `cache_control` breakpoints on the latest message, the system prompt and the tools (see
+   * `ModelRequest.promptCaching`), `"off"` sends requests as they are. Default: `"auto"` when
+   * `baseURL` is on api.anthropic.com, `"off"` for any other base URL (DeepSeek's
+   * `/anthropic`, gateways), which may not accept or honour `cache_control`.
+   */
+  readonly promptCaching?: PromptCachingMode;
 }
 
 /**
@@ -77,8 +87,11 @@ export interface AnthropicOptions {
  * `/anthropic` endpoint, gateways).
  *
  * POSTs to `baseURL + "/v1/messages"` with `anthropic-version: 2023-06-01`; streams over SSE
- * unless the request says `stream: false`. Thinking blocks (with their signatures) are
- * returned whole so they can be sent back unchanged on the next turn.
+ * unless the request says `stream: false`. Thinking blocks (with their signatures) and blocks
+ * the SDK does not model (server tools such as web search, as `OpaqueBlock`s) are returned
+ * whole so they can be sent back unchanged on the next turn. Prompt caching places
+ * `cache_control` breakpoints (see {@link AnthropicOptions.promptCaching}); `thinking` turns on
+ * extended thinking (see `ModelRequest.thinking`). Usage reports cache reads and writes.
  *
  * @example
  * ```ts
@@ -112,7 +125,13 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
     "requestTimeoutMs",
     prefix,
   );
-  const deepseek = /(^|\.)deepseek\.com$/i.test(hostOf(baseURL));
+  const host = hostOf(baseURL);
+  const deepseek = /(^|\.)deepseek\.com$/i.test(host);
+  const promptCaching =
+    options.promptCaching ?? (host.toLowerCase() === "api.anthropic.com" ? "auto" : "off");
+  if (promptCaching !== "auto" && promptCaching !== "off") {
+    throw new InvalidOptionError(prefix, "promptCaching", 'must be "auto" or "off".');
+  }
   const resolved =
     options.authToken !== undefined && options.apiKey === undefined
       ? { key: options.authToken, hint: "the authToken option" }
@@ -156,7 +175,8 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
     stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
       if (resolved.key === undefined) return missingKey(call);
       const stream = request.stream !== false;
-      const body = JSON.stringify(toAnthropicBody(request, stream));
+      const caching = (request.promptCaching ?? promptCaching) === "auto";
+      const body = JSON.stringify(toAnthropicBody(request, stream, caching));
       return callModel(call, codec, body, stream, request.signal);
     },
   };

@@ -8,8 +8,9 @@ import { mergeAnthropicUsage } from "./anthropic-usage.js";
 
 /**
  * Decodes a non-streaming Messages API response (`{ type: "message", content, stop_reason,
- * usage }`). Text, thinking, redacted thinking and tool_use blocks are kept; other block types
- * are skipped.
+ * usage }`). Text, thinking, redacted thinking and tool_use blocks are decoded; blocks of any
+ * other type (`server_tool_use`, `web_search_tool_result`, future types) are kept verbatim as
+ * opaque blocks, to be sent back unchanged. Usage includes the cache reads and writes.
  *
  * @param context - The endpoint, for error messages.
  * @param body - The parsed JSON body.
@@ -54,6 +55,13 @@ export function decodeAnthropicMessage(context: EndpointContext, body: unknown):
         break;
       }
       default:
+        if (block !== null && typeof block === "object" && typeof block.type === "string") {
+          content.push({
+            type: "opaque",
+            provider: "anthropic",
+            block: block as { type: string; [key: string]: unknown },
+          });
+        }
         break;
     }
   }

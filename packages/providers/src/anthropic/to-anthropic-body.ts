@@ -1,27 +1,46 @@
-import type { AnyToolDefinition } from "@lattice/tools";
 import type { ContentBlock, ModelMessage } from "../content-blocks.js";
-import type { ModelRequest } from "../model-request.js";
+import type { ModelRequest, ModelToolSpec } from "../model-request.js";
 import type {
   AnthropicContentParam,
   AnthropicMessageParam,
   AnthropicMessagesBody,
+  AnthropicOpaqueParam,
   AnthropicToolParam,
 } from "./anthropic-wire.js";
+import { placeCacheBreakpoints } from "./place-cache-breakpoints.js";
 
-const toolCache = new WeakMap<AnyToolDefinition, AnthropicToolParam>();
+const toolCache = new WeakMap<ModelToolSpec, AnthropicToolParam>();
+/** The name opaque blocks from this adapter carry; only those are sent back. */
+const PROVIDER = "anthropic";
 
 /**
  * Builds the Messages API body for a request. The SDK's message format is Anthropic's, so
- * messages pass through as they are; only tool_use blocks carrying `inputError` are copied
- * without it. Tool definitions are converted once per definition and cached.
+ * messages pass through as they are, except that tool_use blocks carrying `inputError` are
+ * copied without it, opaque blocks from this adapter are replaced by the API's block they hold
+ * (opaque blocks of other providers are left out), and, with `promptCaching`, the blocks that
+ * get a cache breakpoint are copied with `cache_control`. Tool specs are converted once per
+ * object and cached.
+ *
+ * With `request.thinking`, `thinking: { type: "enabled", budget_tokens }` is sent,
+ * `max_tokens` is `maxTokens` when it is above the budget and `budgetTokens + maxTokens`
+ * otherwise, and `temperature` is not sent.
  *
  * @param request - The normalised request.
  * @param stream - Whether to ask for SSE.
+ * @param promptCaching - Whether to place cache breakpoints (see `ModelRequest.promptCaching`).
  */
-export function toAnthropicBody(request: ModelRequest, stream: boolean): AnthropicMessagesBody {
+export function toAnthropicBody(
+  request: ModelRequest,
+  stream: boolean,
+  promptCaching = false,
+): AnthropicMessagesBody {
+  const thinking = request.thinking;
   const body: AnthropicMessagesBody = {
     model: request.model,
-    max_tokens: request.maxTokens,
+    max_tokens:
+      thinking === undefined || request.maxTokens > thinking.budgetTokens
+        ? request.maxTokens
+        : thinking.budgetTokens + request.maxTokens,
     messages: toAnthropicMessages(request.messages),
   };
   if (request.system !== undefined && request.system !== "") body.system = request.system;
@@ -34,11 +53,16 @@ export function toAnthropicBody(request: ModelRequest, stream: boolean): Anthrop
         ? { type: "tool", name: request.toolChoice.name }
         : { type: request.toolChoice.type };
   }
-  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (thinking !== undefined) {
+    body.thinking = { type: "enabled", budget_tokens: thinking.budgetTokens };
+  } else if (request.temperature !== undefined) {
+    body.temperature = request.temperature;
+  }
   if (request.stopSequences !== undefined && request.stopSequences.length > 0) {
     body.stop_sequences = [...request.stopSequences];
   }
   if (stream) body.stream = true;
+  if (promptCaching) placeCacheBreakpoints(body);
   return body;
 }
 
@@ -50,7 +74,12 @@ function toAnthropicMessages(messages: readonly ModelMessage[]): AnthropicMessag
     if (typeof content === "string" || !needsCopy(content)) {
       out[index] = message as AnthropicMessageParam;
     } else {
-      out[index] = { role: message.role, content: content.map(toWireBlock) };
+      const blocks: Array<AnthropicContentParam | AnthropicOpaqueParam> = [];
+      for (const block of content) {
+        const wire = toWireBlock(block);
+        if (wire !== undefined) blocks.push(wire);
+      }
+      out[index] = { role: message.role, content: blocks };
     }
   }
   return out;
@@ -59,34 +88,40 @@ function toAnthropicMessages(messages: readonly ModelMessage[]): AnthropicMessag
 function needsCopy(content: readonly ContentBlock[]): boolean {
   for (let index = 0; index < content.length; index++) {
     const block = content[index]!;
+    if (block.type === "opaque") return true;
     if (block.type === "tool_use" && "inputError" in block) return true;
   }
   return false;
 }
 
-function toWireBlock(block: ContentBlock): AnthropicContentParam {
+function toWireBlock(
+  block: ContentBlock,
+): AnthropicContentParam | AnthropicOpaqueParam | undefined {
   if (block.type === "tool_use") {
     return { type: "tool_use", id: block.id, name: block.name, input: block.input };
+  }
+  if (block.type === "opaque") {
+    return block.provider === PROVIDER ? (block.block as AnthropicOpaqueParam) : undefined;
   }
   return block as AnthropicContentParam;
 }
 
 /**
  * The Messages API form of a tool: name, description and the input schema without `$schema`.
- * Cached per definition.
+ * Cached per spec object.
  *
- * @param definition - The tool.
+ * @param spec - The tool.
  */
-export function toAnthropicTool(definition: AnyToolDefinition): AnthropicToolParam {
-  let tool = toolCache.get(definition);
+export function toAnthropicTool(spec: ModelToolSpec): AnthropicToolParam {
+  let tool = toolCache.get(spec);
   if (tool === undefined) {
-    const { $schema: _ignored, ...schema } = definition.inputSchema as Record<string, unknown>;
+    const { $schema: _ignored, ...schema } = spec.inputSchema;
     tool = {
-      name: definition.name,
-      description: definition.description,
+      name: spec.name,
+      description: spec.description,
       input_schema: schema as AnthropicToolParam["input_schema"],
     };
-    toolCache.set(definition, tool);
+    toolCache.set(spec, tool);
   }
   return tool;
 }

@@ -1,4 +1,5 @@
-import { assertKnownOptions, InvalidOptionError } from "@lattice/tools";
+import { InvalidOptionError } from "@lattice/tools";
+import { assertKnownOptions } from "@lattice/tools/internal";
 import type { ModelProviderV1 } from "../model-provider.js";
 import type { ModelRequest } from "../model-request.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";

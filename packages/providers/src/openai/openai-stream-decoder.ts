@@ -16,8 +16,11 @@ import { stripStrictNulls } from "./strip-strict-nulls.js";
 
 /** A tool call being assembled from deltas. */
 interface OpenToolCall {
-  readonly position: number;
-  readonly id: string;
+  /** The call's `index` on the wire: its position among the reply's calls. */
+  readonly wireIndex: number;
+  /** Its position in the content, once given (calls get positions in `index` order). */
+  position: number;
+  readonly id: string | undefined;
   readonly name: string;
   arguments: string;
   open: boolean;
@@ -32,6 +35,12 @@ export type StrictSchemas = ReadonlyMap<string, { [keyword: string]: unknown }>;
  * deltas by `index`; `finish_reason` closes every block; a usage-only chunk (from
  * `stream_options.include_usage`) sets usage; `[DONE]` ends the stream. A chunk carrying
  * `error` throws a {@link ProviderError}.
+ *
+ * Tool calls come out in `index` order, as the official `openai` client assembles them,
+ * whatever order their deltas arrive in: a call gets its content position (and its
+ * `block_start` event) once every call with a lower index has one, starting from index 0; until
+ * then its arguments are held and are sent as one `tool_input_delta` when it gets its position.
+ * Calls still waiting at the end (a gap in the indices) get theirs in `index` order.
  */
 export class OpenAiStreamDecoder implements StreamDecoder {
   /** Events not yet handed to the consumer. */
@@ -39,7 +48,12 @@ export class OpenAiStreamDecoder implements StreamDecoder {
   readonly #context: EndpointContext;
   readonly #strict: StrictSchemas | undefined;
   readonly #content: ContentBlock[] = [];
-  readonly #tools: OpenToolCall[] = [];
+  /** Tool calls by wire index. */
+  readonly #tools = new Map<number, OpenToolCall>();
+  /** The lowest wire index not yet given a position. */
+  #nextWireIndex = 0;
+  /** Calls seen but not yet given a position, because a lower index has not arrived. */
+  #waiting = 0;
   #textPosition = -1;
   #text = "";
   #thinkingPosition = -1;
@@ -121,7 +135,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       id: this.#id,
       model: this.#model,
       content: this.#content,
-      stopReason: openAiStopReason(this.#finishReason, this.#tools.length > 0),
+      stopReason: openAiStopReason(this.#finishReason, this.#tools.size > 0),
       rawStopReason: this.#finishReason,
       usage: this.#usage,
     };
@@ -161,22 +175,20 @@ export class OpenAiStreamDecoder implements StreamDecoder {
   #toolCallDelta(call: Record<string, unknown>, fallbackIndex: number): void {
     const index = typeof call.index === "number" ? call.index : fallbackIndex;
     const fn = call.function as Record<string, unknown> | undefined;
-    let state = this.#tools[index];
+    let state = this.#tools.get(index);
     if (state === undefined) {
       this.#closeText();
       this.#closeThinking();
-      const position = this.#content.length;
-      const id =
-        typeof call.id === "string" && call.id !== "" ? call.id : `call_lattice_${position}`;
-      const name = typeof fn?.name === "string" ? fn.name : "";
-      this.#content.push(undefined as unknown as ContentBlock);
-      state = { position, id, name, arguments: "", open: true };
-      this.#tools[index] = state;
-      this.events.push({
-        type: "block_start",
-        index: position,
-        block: { type: "tool_use", id, name },
-      });
+      state = {
+        wireIndex: index,
+        position: -1,
+        id: typeof call.id === "string" && call.id !== "" ? call.id : undefined,
+        name: typeof fn?.name === "string" ? fn.name : "",
+        arguments: "",
+        open: true,
+      };
+      this.#tools.set(index, state);
+      this.#waiting++;
     }
     const piece = fn?.arguments;
     const text =
@@ -188,7 +200,52 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     if (text !== "" && state.open) {
       // Past the bound the input is refused anyway (H6): stop collecting it.
       if (state.arguments.length <= MAX_TOOL_INPUT_LENGTH) state.arguments += text;
-      this.events.push({ type: "tool_input_delta", index: state.position, partialJson: text });
+      if (state.position >= 0) {
+        this.events.push({ type: "tool_input_delta", index: state.position, partialJson: text });
+      }
+    }
+    if (state.position < 0 && index === this.#nextWireIndex) this.#placeWaitingCalls(false);
+  }
+
+  /**
+   * Gives content positions to waiting calls in wire-index order: those whose lower indices all
+   * have positions, or, when `all`, every one left (at the end of the reply).
+   */
+  #placeWaitingCalls(all: boolean): void {
+    while (this.#waiting > 0) {
+      let state = this.#tools.get(this.#nextWireIndex);
+      if (state === undefined) {
+        if (!all) return;
+        let lowest: OpenToolCall | undefined;
+        for (const candidate of this.#tools.values()) {
+          if (
+            candidate.position < 0 &&
+            (lowest === undefined || candidate.wireIndex < lowest.wireIndex)
+          ) {
+            lowest = candidate;
+          }
+        }
+        state = lowest!;
+      }
+      this.#nextWireIndex = state.wireIndex + 1;
+      if (state.position >= 0) continue;
+      this.#waiting--;
+      const position = this.#content.length;
+      this.#content.push(undefined as unknown as ContentBlock);
+      state.position = position;
+      const id = state.id ?? `call_lattice_${position}`;
+      this.events.push({
+        type: "block_start",
+        index: position,
+        block: { type: "tool_use", id, name: state.name },
+      });
+      if (state.arguments !== "") {
+        this.events.push({
+          type: "tool_input_delta",
+          index: position,
+          partialJson: state.arguments,
+        });
+      }
     }
   }
 
@@ -197,7 +254,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     this.#closeAll();
     this.events.push({
       type: "stop",
-      stopReason: openAiStopReason(reason, this.#tools.length > 0),
+      stopReason: openAiStopReason(reason, this.#tools.size > 0),
     });
   }
 
@@ -231,18 +288,21 @@ export class OpenAiStreamDecoder implements StreamDecoder {
   #closeAll(): void {
     this.#closeThinking();
     this.#closeText();
-    for (const state of this.#tools) {
-      if (state === undefined || !state.open) continue;
+    this.#placeWaitingCalls(true);
+    const calls = [...this.#tools.values()].sort((a, b) => a.wireIndex - b.wireIndex);
+    for (const state of calls) {
+      if (!state.open) continue;
       state.open = false;
       const parsed = parseToolCallInput(state.name, state.arguments);
       const schema = this.#strict?.get(state.name);
       const input = schema === undefined ? parsed.input : stripStrictNulls(parsed.input, schema);
+      const id = state.id ?? `call_lattice_${state.position}`;
       this.#content[state.position] =
         parsed.inputError === undefined
-          ? { type: "tool_use", id: state.id, name: state.name, input }
+          ? { type: "tool_use", id, name: state.name, input }
           : {
               type: "tool_use",
-              id: state.id,
+              id,
               name: state.name,
               input,
               inputError: parsed.inputError,

@@ -55,6 +55,7 @@ export interface OpenAiChatBody {
   max_completion_tokens?: number;
   tools?: Array<OpenAiTool>;
   tool_choice?: OpenAiToolChoice;
+  reasoning_effort?: "low" | "medium" | "high";
   temperature?: number;
   stop?: Array<string>;
   stream?: boolean;

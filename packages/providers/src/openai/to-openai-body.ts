@@ -1,6 +1,6 @@
-import type { AnyToolDefinition, ImageBlock, TextBlock } from "@lattice/tools";
+import type { ImageBlock, TextBlock } from "@lattice/tools";
 import type { ModelMessage, ToolResultBlock } from "../content-blocks.js";
-import type { ModelRequest } from "../model-request.js";
+import type { ModelRequest, ModelToolSpec } from "../model-request.js";
 import type {
   OpenAiChatBody,
   OpenAiImagePart,
@@ -11,7 +11,15 @@ import type {
 } from "./openai-wire.js";
 import { toStrictSchema } from "./to-strict-schema.js";
 
-const toolCache = new WeakMap<AnyToolDefinition, OpenAiTool>();
+const toolCache = new WeakMap<ModelToolSpec, OpenAiTool>();
+/**
+ * What joins the text blocks of one assistant message into the single `content` string Chat
+ * Completions takes. Blocks are separate units of text (paragraphs around a tool call or a
+ * thinking block), so gluing them (`"A" + "B"` → `"AB"`) would merge words and sentences; one
+ * newline keeps them apart without adding blank lines, the same separator the user side and
+ * tool results use.
+ */
+export const ASSISTANT_TEXT_SEPARATOR = "\n";
 
 /** Which request field carries the token limit. */
 export type MaxTokensParameter = "max_tokens" | "max_completion_tokens";
@@ -20,11 +28,15 @@ export type MaxTokensParameter = "max_tokens" | "max_completion_tokens";
  * Builds the Chat Completions body for a request.
  *
  * The system prompt becomes a `system` message; assistant text and tool_use blocks become one
- * assistant message with `tool_calls` (thinking is not sent back: these APIs do not take it);
+ * assistant message with `tool_calls`, its text blocks joined by
+ * {@link ASSISTANT_TEXT_SEPARATOR} (thinking and opaque blocks are not sent back: these APIs
+ * do not take them);
  * tool_result blocks become `tool` messages, in order, and the rest of a user message follows
  * as a `user` message. Images in tool results, which `tool` messages cannot carry, follow in
  * that user message. `is_error` results are prefixed with `Error: ` when their text does not
  * say so already. Streaming asks for usage with `stream_options.include_usage`.
+ * `reasoningEffort` becomes `reasoning_effort`; `thinking` and `promptCaching` are Anthropic's
+ * and not sent.
  *
  * @param request - The normalised request.
  * @param stream - Whether to ask for SSE.
@@ -49,6 +61,7 @@ export function toOpenAiBody(
           ? "required"
           : choice.type;
   }
+  if (request.reasoningEffort !== undefined) body.reasoning_effort = request.reasoningEffort;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.stopSequences !== undefined && request.stopSequences.length > 0) {
     body.stop = [...request.stopSequences];
@@ -77,9 +90,14 @@ function toAssistantMessage(message: ModelMessage): OpenAiMessage {
   if (typeof content === "string") return { role: "assistant", content };
   let text = "";
   let toolCalls: OpenAiToolCall[] | undefined;
+  // Thinking, redacted thinking and opaque blocks (another API's own blocks, such as
+  // Anthropic's server_tool_use) are left out: Chat Completions has no place for them.
   for (const block of content) {
-    if (block.type === "text") text += block.text;
-    else if (block.type === "tool_use") {
+    if (block.type === "text") {
+      if (block.text !== "") {
+        text += text === "" ? block.text : ASSISTANT_TEXT_SEPARATOR + block.text;
+      }
+    } else if (block.type === "tool_use") {
       toolCalls ??= [];
       toolCalls.push({
         id: block.id,
@@ -158,14 +176,14 @@ function toImagePart(block: ImageBlock): OpenAiImagePart {
 /**
  * The Chat Completions form of a tool: a function with the input schema as `parameters`
  * (without `$schema`), adjusted for strict mode when the tool sets `strict: true`. Cached per
- * definition.
+ * spec object.
  *
  * @param definition - The tool.
  */
-export function toOpenAiTool(definition: AnyToolDefinition): OpenAiTool {
+export function toOpenAiTool(definition: ModelToolSpec): OpenAiTool {
   let tool = toolCache.get(definition);
   if (tool === undefined) {
-    const source = definition.inputSchema as Record<string, unknown>;
+    const source = definition.inputSchema;
     let parameters: Record<string, unknown>;
     if (definition.strict === true) {
       parameters = toStrictSchema(source);

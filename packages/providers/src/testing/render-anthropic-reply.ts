@@ -7,7 +7,9 @@ function event(type: string, data: unknown): string {
 /**
  * Renders a reply as the SSE events of the Messages API, one string per event: message_start,
  * a ping, each block (start, deltas, stop; thinking with a signature_delta, tool_use with
- * input_json_delta pieces), message_delta with cumulative usage, message_stop.
+ * input_json_delta pieces, verbatim `anthropic_block`s whole in content_block_start except an
+ * `input`, streamed as input_json_delta pieces), message_delta with cumulative usage,
+ * message_stop. Cache counts, when set, are in message_start's usage.
  *
  * @param reply - The resolved reply.
  * @param messageId - The message id to report.
@@ -24,7 +26,7 @@ export function renderAnthropicEvents(reply: ResolvedReply, messageId: string): 
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: reply.inputTokens, output_tokens: 1 },
+        usage: { ...inputUsage(reply), output_tokens: 1 },
       },
     }),
     'event: ping\ndata: {"type": "ping"}\n\n',
@@ -71,6 +73,27 @@ export function renderAnthropicEvents(reply: ResolvedReply, messageId: string): 
           delta: { type: "signature_delta", signature: block.signature },
         }),
       );
+    } else if (block.type === "anthropic_block") {
+      const { input, ...rest } = block.block;
+      const streamsInput = input !== undefined && input !== null && typeof input === "object";
+      events.push(
+        event("content_block_start", {
+          type: "content_block_start",
+          index,
+          content_block: streamsInput ? { ...rest, input: {} } : block.block,
+        }),
+      );
+      if (streamsInput) {
+        for (const partial_json of splitText(JSON.stringify(input), reply.chunkSize)) {
+          events.push(
+            event("content_block_delta", {
+              type: "content_block_delta",
+              index,
+              delta: { type: "input_json_delta", partial_json },
+            }),
+          );
+        }
+      }
     } else {
       events.push(
         event("content_block_start", {
@@ -117,11 +140,26 @@ export function renderAnthropicMessage(reply: ResolvedReply, messageId: string):
       // which is as malformed as a non-streaming tool_use can get.
       const input = isJson(block.json) ? block.json : JSON.stringify(block.json);
       content += `{"type":"tool_use","id":${JSON.stringify(block.id)},"name":${JSON.stringify(block.name)},"input":${input}}`;
+    } else if (block.type === "anthropic_block") {
+      content += JSON.stringify(block.block);
     } else {
       content += JSON.stringify(block);
     }
   }
-  return `{"id":${JSON.stringify(messageId)},"type":"message","role":"assistant","model":${JSON.stringify(reply.model)},"content":[${content}],"stop_reason":${JSON.stringify(reply.stopReason)},"stop_sequence":null,"usage":{"input_tokens":${reply.inputTokens},"output_tokens":${reply.outputTokens}}}`;
+  const usage = JSON.stringify({ ...inputUsage(reply), output_tokens: reply.outputTokens });
+  return `{"id":${JSON.stringify(messageId)},"type":"message","role":"assistant","model":${JSON.stringify(reply.model)},"content":[${content}],"stop_reason":${JSON.stringify(reply.stopReason)},"stop_sequence":null,"usage":${usage}}`;
+}
+
+/** The input side of a Messages API usage object: input tokens, and cache counts when set. */
+function inputUsage(reply: ResolvedReply): Record<string, number> {
+  const usage: Record<string, number> = { input_tokens: reply.inputTokens };
+  if (reply.cacheCreationInputTokens !== undefined) {
+    usage.cache_creation_input_tokens = reply.cacheCreationInputTokens;
+  }
+  if (reply.cacheReadInputTokens !== undefined) {
+    usage.cache_read_input_tokens = reply.cacheReadInputTokens;
+  }
+  return usage;
 }
 
 function isJson(text: string): boolean {

@@ -46,7 +46,7 @@ export function renderOpenAiEvents(
       for (const reasoning_content of splitText(block.thinking, reply.chunkSize)) {
         events.push(chunk({ reasoning_content }));
       }
-    } else {
+    } else if (block.type === "tool_use") {
       const index = toolIndex++;
       events.push(
         chunk({
@@ -67,9 +67,7 @@ export function renderOpenAiEvents(
   }
   events.push(chunk({}, openAiFinishReason(reply.stopReason)));
   if (includeUsage) {
-    events.push(
-      `data: ${head}[],"usage":{"prompt_tokens":${reply.inputTokens},"completion_tokens":${reply.outputTokens},"total_tokens":${reply.inputTokens + reply.outputTokens}}}\n\n`,
-    );
+    events.push(`data: ${head}[],"usage":${JSON.stringify(openAiUsage(reply))}}\n\n`);
   }
   events.push("data: [DONE]\n\n");
   return events;
@@ -88,7 +86,7 @@ export function renderOpenAiCompletion(reply: ResolvedReply, completionId: strin
   for (const block of reply.blocks) {
     if (block.type === "text") text += block.text;
     else if (block.type === "thinking") reasoning += block.thinking;
-    else {
+    else if (block.type === "tool_use") {
       toolCalls.push({
         id: block.id,
         type: "function",
@@ -110,12 +108,24 @@ export function renderOpenAiCompletion(reply: ResolvedReply, completionId: strin
     choices: [
       { index: 0, message, logprobs: null, finish_reason: openAiFinishReason(reply.stopReason) },
     ],
-    usage: {
-      prompt_tokens: reply.inputTokens,
-      completion_tokens: reply.outputTokens,
-      total_tokens: reply.inputTokens + reply.outputTokens,
-    },
+    usage: openAiUsage(reply),
   });
+}
+
+/**
+ * A Chat Completions usage object: cached and uncached input together in `prompt_tokens`, the
+ * cache reads in `prompt_tokens_details.cached_tokens` when the reply sets them.
+ */
+function openAiUsage(reply: ResolvedReply): Record<string, unknown> {
+  const read = reply.cacheReadInputTokens;
+  const prompt = reply.inputTokens + (read ?? 0) + (reply.cacheCreationInputTokens ?? 0);
+  const usage: Record<string, unknown> = {
+    prompt_tokens: prompt,
+    completion_tokens: reply.outputTokens,
+    total_tokens: prompt + reply.outputTokens,
+  };
+  if (read !== undefined) usage.prompt_tokens_details = { cached_tokens: read };
+  return usage;
 }
 
 /** The OpenAI error type for an HTTP status. */

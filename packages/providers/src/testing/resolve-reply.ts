@@ -5,7 +5,11 @@ import type { ScriptedReply } from "./scripted-turn.js";
 export type ResolvedBlock =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly json: string }
-  | { readonly type: "thinking"; readonly thinking: string; readonly signature: string };
+  | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
+  | {
+      readonly type: "anthropic_block";
+      readonly block: { readonly type: string; readonly [key: string]: unknown };
+    };
 
 /** A scripted reply ready to render: ids generated, inputs serialised, defaults applied. */
 export interface ResolvedReply {
@@ -13,6 +17,10 @@ export interface ResolvedReply {
   readonly stopReason: StopReason;
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** Cache reads to report; absent: not reported. */
+  readonly cacheReadInputTokens?: number;
+  /** Cache writes to report; absent: not reported. */
+  readonly cacheCreationInputTokens?: number;
   readonly model: string;
   /** Delta size in characters; 0 means one delta per block. */
   readonly chunkSize: number;
@@ -27,6 +35,7 @@ export interface ResolvedReply {
  * @param serial - A number unique to this response, for ids.
  * @param requestModel - The request's model, the default model name.
  * @param requestBytes - The request body's length, for the default input token count.
+ * @param cache - The prompt-cache model's counts for this request, if it has breakpoints.
  */
 export function resolveReply(
   reply: ScriptedReply,
@@ -34,11 +43,12 @@ export function resolveReply(
   serial: number,
   requestModel: string,
   requestBytes: number,
+  cache?: CacheUsage,
 ): ResolvedReply {
   const prefix = protocol === "anthropic" ? "toolu_scripted_" : "call_scripted_";
   let hasToolUse = false;
   let characters = 0;
-  const blocks = reply.content.map((block, index): ResolvedBlock => {
+  const blocks = reply.content.map((block, index): ResolvedBlock | undefined => {
     if (block.type === "tool_use") {
       hasToolUse = true;
       const json = block.inputJson ?? JSON.stringify(block.input ?? {});
@@ -50,17 +60,37 @@ export function resolveReply(
         json,
       };
     }
+    if (block.type === "anthropic_block") {
+      if (protocol === "openai") return undefined;
+      characters += JSON.stringify(block.block).length;
+      return block;
+    }
     characters += block.type === "text" ? block.text.length : block.thinking.length;
     return block;
   });
-  return {
-    blocks,
+  const usage = reply.usage;
+  const cacheRead = usage?.cacheReadInputTokens ?? cache?.cacheReadInputTokens;
+  const cacheCreation = usage?.cacheCreationInputTokens ?? cache?.cacheCreationInputTokens;
+  const cached = (cacheRead ?? 0) + (cacheCreation ?? 0);
+  const resolved: {
+    -readonly [K in keyof ResolvedReply]: ResolvedReply[K];
+  } = {
+    blocks: blocks.filter((block) => block !== undefined),
     stopReason: reply.stopReason ?? (hasToolUse ? "tool_use" : "end_turn"),
-    inputTokens: reply.usage?.inputTokens ?? Math.max(1, Math.ceil(requestBytes / 4)),
-    outputTokens: reply.usage?.outputTokens ?? Math.max(1, Math.ceil(characters / 4)),
+    inputTokens: usage?.inputTokens ?? Math.max(1, Math.ceil(requestBytes / 4) - cached),
+    outputTokens: usage?.outputTokens ?? Math.max(1, Math.ceil(characters / 4)),
     model: reply.model ?? requestModel,
     chunkSize: reply.chunkSize ?? 0,
   };
+  if (cacheRead !== undefined) resolved.cacheReadInputTokens = cacheRead;
+  if (cacheCreation !== undefined) resolved.cacheCreationInputTokens = cacheCreation;
+  return resolved;
+}
+
+/** Cache reads and writes of one request, in tokens. */
+export interface CacheUsage {
+  readonly cacheReadInputTokens: number;
+  readonly cacheCreationInputTokens: number;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { assertKnownOptions } from "@lattice/tools";
+import { assertKnownOptions } from "@lattice/tools/internal";
 import { isSensitiveHeader } from "../transport/redact-secret.js";
+import { PromptCacheModel } from "./prompt-cache-model.js";
 import {
   anthropicErrorBody,
   renderAnthropicEvents,
@@ -12,7 +13,7 @@ import {
   renderOpenAiCompletion,
   renderOpenAiEvents,
 } from "./render-openai-reply.js";
-import { resolveReply } from "./resolve-reply.js";
+import { type CacheUsage, resolveReply } from "./resolve-reply.js";
 import type {
   RecordedRequest,
   ScriptedFault,
@@ -84,6 +85,14 @@ const DEFAULT_FAULT_REPLY: ScriptedReply = {
  * the request's protocol and mode, a fault (`hang`, `cut`, `malformed_event`, `malformed_json`,
  * `error_event`), or an HTTP error with headers.
  *
+ * Prompt caching: an Anthropic request carrying `cache_control` breakpoints is answered with
+ * `cache_read_input_tokens` and `cache_creation_input_tokens`, from a simple deterministic model
+ * kept per server: the prefix (tools, system, message blocks) up to each breakpoint is
+ * remembered; a later request reads the longest remembered prefix that ends at or before its
+ * last breakpoint and writes the rest up to that breakpoint; tokens are characters / 4. A
+ * request without breakpoints reports no cache counts. A scripted reply's `usage` overrides any
+ * count (and is the way to report cache reads to OpenAI requests).
+ *
  * @example
  * ```ts
  * const server = await createScriptedModelServer({ turns: [{ content: [{ type: "text", text: "Hi" }] }] });
@@ -103,6 +112,7 @@ export async function createScriptedModelServer(
   const requests: RecordedRequest[] = [];
   const record = options.recordRequests !== false;
   const validate = options.validate !== false;
+  const promptCache = new PromptCacheModel();
   let serial = 0;
 
   const server = createServer((req, res) => {
@@ -202,6 +212,10 @@ export async function createScriptedModelServer(
       idHeaders,
       includeUsage: request.stream_options?.include_usage === true,
       firstToolName: firstToolName(request.tools, protocol),
+      cache:
+        protocol === "anthropic" && !("status" in turn) && !("fault" in turn)
+          ? promptCache.measure(body)
+          : undefined,
       fail,
     };
     if ("status" in turn) await serveHttpError(context, turn);
@@ -249,6 +263,8 @@ interface TurnContext {
   readonly idHeaders: Record<string, string>;
   readonly includeUsage: boolean;
   readonly firstToolName: string | undefined;
+  /** The prompt-cache model's counts, for an Anthropic reply to a request with breakpoints. */
+  readonly cache: CacheUsage | undefined;
   readonly fail: (status: number, message: string, extra?: Record<string, string>) => void;
 }
 
@@ -368,6 +384,7 @@ function renderBody(context: TurnContext, reply: ScriptedReply): string {
     context.serial,
     context.model,
     context.requestBytes,
+    context.cache,
   );
   return context.protocol === "anthropic"
     ? renderAnthropicMessage(resolved, `msg_scripted_${context.serial}`)
@@ -381,6 +398,7 @@ function renderStream(context: TurnContext, reply: ScriptedReply): string[] {
     context.serial,
     context.model,
     context.requestBytes,
+    context.cache,
   );
   return context.protocol === "anthropic"
     ? renderAnthropicEvents(resolved, `msg_scripted_${context.serial}`)

@@ -13,7 +13,17 @@ export type ScriptedBlock =
       /** The input's JSON text, sent verbatim instead of `input` (may be malformed on purpose). */
       readonly inputJson?: string;
     }
-  | { readonly type: "thinking"; readonly thinking: string; readonly signature: string };
+  | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
+  | {
+      readonly type: "anthropic_block";
+      /**
+       * A Messages API block sent as it is, for example a `server_tool_use` or a
+       * `web_search_tool_result`: streamed in `content_block_start` (an `input` field streams
+       * as `input_json_delta` pieces, as the API streams server tool input). OpenAI requests
+       * never see it.
+       */
+      readonly block: { readonly type: string; readonly [key: string]: unknown };
+    };
 
 /**
  * A scripted model reply. The server renders it in the protocol of the request (Anthropic or
@@ -24,8 +34,20 @@ export interface ScriptedReply {
   readonly content: readonly ScriptedBlock[];
   /** Default: `"tool_use"` when the reply has a tool_use block, else `"end_turn"`. */
   readonly stopReason?: StopReason;
-  /** Token counts to report. Default: about a quarter of the request and reply sizes. */
-  readonly usage?: { readonly inputTokens?: number; readonly outputTokens?: number };
+  /**
+   * Token counts to report, each overriding its default. `inputTokens` defaults to about a
+   * quarter of the request's size (less the cached part), `outputTokens` to a quarter of the
+   * reply's. The cache counts default to what the server's prompt-cache model computes for an
+   * Anthropic request with `cache_control` breakpoints (see `createScriptedModelServer`), and
+   * are otherwise not reported. OpenAI replies report `cacheReadInputTokens` as
+   * `prompt_tokens_details.cached_tokens`, counted in `prompt_tokens` with the other input.
+   */
+  readonly usage?: {
+    readonly inputTokens?: number;
+    readonly outputTokens?: number;
+    readonly cacheReadInputTokens?: number;
+    readonly cacheCreationInputTokens?: number;
+  };
   /** Wait this long before sending the response headers. */
   readonly delayMs?: number;
   /** Wait this long between SSE events (streaming only). */

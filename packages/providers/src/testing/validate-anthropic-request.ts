@@ -14,6 +14,13 @@ const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   "thinking",
   "service_tier",
 ]);
+const SERVER_RESULT_KEYS: ReadonlySet<string> = new Set([
+  "type",
+  "tool_use_id",
+  "content",
+  "cache_control",
+  "caller",
+]);
 const BLOCK_KEYS: Readonly<Record<string, ReadonlySet<string>>> = {
   text: new Set(["type", "text", "cache_control", "citations"]),
   image: new Set(["type", "source", "cache_control"]),
@@ -21,6 +28,13 @@ const BLOCK_KEYS: Readonly<Record<string, ReadonlySet<string>>> = {
   tool_result: new Set(["type", "tool_use_id", "content", "is_error", "cache_control"]),
   thinking: new Set(["type", "thinking", "signature"]),
   redacted_thinking: new Set(["type", "data"]),
+  server_tool_use: new Set(["type", "id", "name", "input", "cache_control", "caller"]),
+  web_search_tool_result: SERVER_RESULT_KEYS,
+  web_fetch_tool_result: SERVER_RESULT_KEYS,
+  code_execution_tool_result: SERVER_RESULT_KEYS,
+  bash_code_execution_tool_result: SERVER_RESULT_KEYS,
+  text_editor_code_execution_tool_result: SERVER_RESULT_KEYS,
+  tool_search_tool_result: SERVER_RESULT_KEYS,
 };
 const USER_BLOCKS: ReadonlySet<string> = new Set(["text", "image", "tool_result"]);
 const ASSISTANT_BLOCKS: ReadonlySet<string> = new Set([
@@ -28,7 +42,16 @@ const ASSISTANT_BLOCKS: ReadonlySet<string> = new Set([
   "tool_use",
   "thinking",
   "redacted_thinking",
+  "server_tool_use",
+  "web_search_tool_result",
+  "web_fetch_tool_result",
+  "code_execution_tool_result",
+  "bash_code_execution_tool_result",
+  "text_editor_code_execution_tool_result",
+  "tool_search_tool_result",
 ]);
+const MAX_CACHE_BREAKPOINTS = 4;
+const MIN_THINKING_BUDGET = 1024;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 
 /**
@@ -39,7 +62,12 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
  * misplaced block types, extra keys in blocks (such as an SDK-internal `inputError`), empty
  * text blocks, a tool_use not answered by tool_result blocks in the very next user message,
  * tool_result blocks after other content or answering no tool_use, duplicate or invalid tool
- * names, and a `tool_choice` naming an unknown tool.
+ * names, a `tool_choice` naming an unknown tool, a `cache_control` that is not
+ * `{ type: "ephemeral" }` or more than four of them, a system block list that is not of
+ * non-empty text blocks, and extended thinking with a budget under 1024 or not below
+ * `max_tokens`, with a `temperature` other than 1, or with a `tool_choice` forcing tool use.
+ * Assistant messages may carry the API's server-side blocks (`server_tool_use`,
+ * `web_search_tool_result`, …).
  *
  * @param body - The parsed request body.
  */
@@ -62,10 +90,97 @@ export function validateAnthropicRequest(body: unknown): string | undefined {
   }
   if (request.system !== undefined && typeof request.system !== "string") {
     if (!Array.isArray(request.system)) return "system: Input should be a valid string or list";
+    const systemError = validateSystemBlocks(request.system);
+    if (systemError !== undefined) return systemError;
   }
   const toolError = validateTools(request.tools, request.tool_choice);
   if (toolError !== undefined) return toolError;
-  return validateMessages(request.messages);
+  const thinkingError = validateThinking(request);
+  if (thinkingError !== undefined) return thinkingError;
+  const messageError = validateMessages(request.messages);
+  if (messageError !== undefined) return messageError;
+  return validateCacheControl(request);
+}
+
+function validateSystemBlocks(blocks: unknown[]): string | undefined {
+  for (let index = 0; index < blocks.length; index++) {
+    const block = blocks[index] as Record<string, unknown> | null;
+    if (block?.type !== "text") {
+      return `system.${index}.type: Input should be 'text'`;
+    }
+    for (const key of Object.keys(block)) {
+      if (!BLOCK_KEYS.text!.has(key))
+        return `system.${index}.${key}: Extra inputs are not permitted`;
+    }
+    if (typeof block.text !== "string" || block.text === "") {
+      return `system.${index}: text content blocks must be non-empty`;
+    }
+  }
+  return undefined;
+}
+
+function validateThinking(request: Record<string, unknown>): string | undefined {
+  const thinking = request.thinking as Record<string, unknown> | undefined;
+  if (thinking === undefined) return undefined;
+  if (thinking === null || typeof thinking !== "object") {
+    return "thinking: Input should be a valid dictionary";
+  }
+  if (thinking.type === "disabled") return undefined;
+  if (thinking.type !== "enabled") {
+    return "thinking.type: Input tag does not match any of the expected tags: 'enabled', 'disabled'";
+  }
+  const budget = thinking.budget_tokens;
+  if (typeof budget !== "number" || !Number.isInteger(budget)) {
+    return "thinking.enabled.budget_tokens: Field required";
+  }
+  if (budget < MIN_THINKING_BUDGET) {
+    return `thinking.enabled.budget_tokens: Input should be greater than or equal to ${MIN_THINKING_BUDGET}`;
+  }
+  if (typeof request.max_tokens === "number" && budget >= request.max_tokens) {
+    return "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size";
+  }
+  if (request.temperature !== undefined && request.temperature !== 1) {
+    return "`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility";
+  }
+  const choice = (request.tool_choice as Record<string, unknown> | undefined)?.type;
+  if (choice === "any" || choice === "tool") {
+    return "Thinking may not be enabled when tool_choice forces tool use.";
+  }
+  return undefined;
+}
+
+/** Checks every `cache_control` (tools, system, message blocks, tool_result contents). */
+function validateCacheControl(request: Record<string, unknown>): string | undefined {
+  const found: { path: string; value: unknown }[] = [];
+  const visit = (block: unknown, path: string): void => {
+    const value = (block as { cache_control?: unknown } | null)?.cache_control;
+    if (value !== undefined && value !== null) found.push({ path, value });
+  };
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+  for (const [i, tool] of list(request.tools).entries()) visit(tool, `tools.${i}`);
+  for (const [i, block] of list(request.system).entries()) visit(block, `system.${i}`);
+  for (const [i, message] of list(request.messages).entries()) {
+    for (const [j, block] of list((message as { content?: unknown }).content).entries()) {
+      visit(block, `messages.${i}.content.${j}`);
+      if ((block as { type?: unknown }).type !== "tool_result") continue;
+      for (const [k, item] of list((block as { content?: unknown }).content).entries()) {
+        visit(item, `messages.${i}.content.${j}.content.${k}`);
+      }
+    }
+  }
+  for (const { path, value } of found) {
+    const control = value as Record<string, unknown>;
+    if (typeof control !== "object" || control.type !== "ephemeral") {
+      return `${path}.cache_control.type: Input should be 'ephemeral'`;
+    }
+    if (control.ttl !== undefined && control.ttl !== "5m" && control.ttl !== "1h") {
+      return `${path}.cache_control.ttl: Input should be '5m' or '1h'`;
+    }
+  }
+  if (found.length > MAX_CACHE_BREAKPOINTS) {
+    return `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${found.length}.`;
+  }
+  return undefined;
 }
 
 function validateTools(tools: unknown, toolChoice: unknown): string | undefined {

@@ -1,4 +1,5 @@
-import { describeValue, InvalidOptionError } from "@lattice/tools";
+import { InvalidOptionError } from "@lattice/tools";
+import { describeValue } from "@lattice/tools/internal";
 
 /** What {@link trimBaseURL} says in its messages about one adapter. */
 export interface BaseURLHint {
@@ -54,8 +55,13 @@ export function trimBaseURL(baseURL: string, prefix: string, hint: BaseURLHint):
   return parsed.href.replace(/\/+$/, "");
 }
 
-/** Whether the authority part of a URL holds an `@` (even with an empty user name). */
-function authorityHasAt(url: string): boolean {
+/**
+ * Whether the authority part of a URL holds an `@` (even with an empty user name, which `URL`
+ * does not report).
+ *
+ * @param url - The URL as given.
+ */
+export function authorityHasAt(url: string): boolean {
   const authority = /^[a-z][a-z0-9+.-]*:[\\/]*([^\\/?#]*)/i.exec(url.trim())?.[1] ?? "";
   return authority.includes("@");
 }

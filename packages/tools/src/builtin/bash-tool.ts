@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
 import { z } from "zod/v4";
 import {
-  assertKnownOptions,
   createToolDefinition,
   type ToolContext,
   type ToolDefinition,
   type ToolHandlerResult,
 } from "../index.js";
+import { assertKnownOptions } from "../internal.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { ProcessWatch, type SurvivingProcess } from "./process-survivors.js";
 import { type CapSpecs, type ResolvedCaps, resolveCaps } from "./tool-options.js";

@@ -1,10 +1,6 @@
 import { BUILTIN_TOOL_NAMES, type BuiltinToolName } from "../builtin-tool-names.js";
-import {
-  type AnyToolDefinition,
-  assertKnownOptions,
-  describeValue,
-  InvalidOptionError,
-} from "../index.js";
+import { type AnyToolDefinition, InvalidOptionError } from "../index.js";
+import { assertKnownOptions, describeValue } from "../internal.js";
 import { BASH_CAP_KEYS, type BashToolCaps, buildBashTool, resolveBashCaps } from "./bash-tool.js";
 import { buildEditTool } from "./edit-tool.js";
 import { buildGlobTool, GLOB_CAP_KEYS, type GlobToolCaps, resolveGlobCaps } from "./glob-tool.js";

@@ -1,12 +1,12 @@
 import type { Stats } from "node:fs";
 import { z } from "zod/v4";
 import {
-  assertKnownOptions,
   createToolDefinition,
   type ToolContext,
   type ToolDefinition,
   type ToolHandlerResult,
 } from "../index.js";
+import { assertKnownOptions } from "../internal.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
 import { openConfined, readWhole } from "./open-confined.js";

@@ -2,12 +2,12 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod/v4";
 import {
-  assertKnownOptions,
   createToolDefinition,
   type ToolContext,
   type ToolDefinition,
   type ToolHandlerResult,
 } from "../index.js";
+import { assertKnownOptions } from "../internal.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
 import { type FoundFile, skippedDirectories, walkFiles } from "./find-files.js";

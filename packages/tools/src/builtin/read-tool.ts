@@ -2,12 +2,12 @@ import type { FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import { z } from "zod/v4";
 import {
-  assertKnownOptions,
   createToolDefinition,
   type ToolContext,
   type ToolDefinition,
   type ToolHandlerResult,
 } from "../index.js";
+import { assertKnownOptions } from "../internal.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
 import { openConfined } from "./open-confined.js";

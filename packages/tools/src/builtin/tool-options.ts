@@ -1,9 +1,5 @@
-import {
-  assertKnownOptions,
-  describeValue,
-  InvalidOptionError,
-  UnknownOptionError,
-} from "../index.js";
+import { InvalidOptionError, UnknownOptionError } from "../index.js";
+import { assertKnownOptions, describeValue } from "../internal.js";
 
 /**
  * Reads an optional positive-integer cap from an options object.

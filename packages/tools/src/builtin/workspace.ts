@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
-import { describeValue, InvalidOptionError } from "../index.js";
+import { InvalidOptionError } from "../index.js";
+import { describeValue } from "../internal.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 
 /**

@@ -1,11 +1,11 @@
 import { z } from "zod/v4";
 import {
-  assertKnownOptions,
   createToolDefinition,
   type ToolContext,
   type ToolDefinition,
   type ToolHandlerResult,
 } from "../index.js";
+import { assertKnownOptions } from "../internal.js";
 import { BuiltinToolError } from "./builtin-tool-error.js";
 import { fileSystemError } from "./file-errors.js";
 import { specialFileKind } from "./open-confined.js";

@@ -1,0 +1,2 @@
+export { type AiSdkLanguageModel, type FromAiSdkOptions, fromAiSdk } from "./from-ai-sdk.js";
+export type { AiSdkProviderMetadata } from "./provider-metadata.js";
