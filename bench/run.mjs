@@ -98,6 +98,7 @@ const scheduler = runChild("Scheduler", "scheduler.bench.mjs");
 const sessionStore = runChild("Session stores", "session-store.bench.mjs");
 const longRun = runChild("Long runs and sessions", "long-run.bench.mjs");
 const fileTools = runChild("Built-in file tools", "file-tools.bench.mjs");
+const mcp = runChild("MCP client", "mcp.bench.mjs");
 
 mkdirSync(join(here, "results"), { recursive: true });
 writeFileSync(
@@ -114,6 +115,7 @@ writeFileSync(
       fileTools: fileTools.stdout,
       sessionStore: sessionStore.stdout,
       longRun: longRun.stdout,
+      mcp: mcp.stdout,
     },
     null,
     2,

@@ -21,6 +21,7 @@ const packages = [
   "agent-lattice",
   "store-sqlite",
   "ai-sdk",
+  "mcp",
 ];
 const work = mkdtempSync(join(tmpdir(), "lattice-pack-"));
 const run = (command, args, cwd) =>
@@ -58,6 +59,9 @@ try {
           "@lattice/store-sqlite": tarballs["@lattice/store-sqlite"],
           "@lattice/providers": tarballs["@lattice/providers"],
           "@lattice/ai-sdk": tarballs["@lattice/ai-sdk"],
+          "@lattice/mcp": tarballs["@lattice/mcp"],
+          // The MCP SDK's types use Node's Buffer: a project with @lattice/mcp has @types/node.
+          "@types/node": "20.19.43",
           zod: "4.6.7",
         },
         overrides: Object.fromEntries(
@@ -145,6 +149,46 @@ console.log("pack check: ok (" + result.result + ", " + checks.length + " sessio
     project,
   );
   process.stdout.write(run(process.execPath, ["out/check.js"], project));
+
+  // @lattice/mcp is Node-only: the MCP SDK's types use Node's Buffer, so its project has
+  // @types/node, which the check above deliberately does without.
+  mkdirSync(join(project, "mcp"));
+  writeFileSync(
+    join(project, "mcp", "check-mcp.ts"),
+    `import { mcpServer, serveMcp } from "@lattice/mcp";
+import { tool } from "agent-lattice";
+import { z } from "zod/v4";
+
+const source = mcpServer({ name: "fs", command: "node", args: ["server.js"] });
+if (source.kind !== "tool_source") throw new Error("@lattice/mcp: mcpServer() is not a tool source");
+const echo = tool("echo", "Echo", z.object({ text: z.string() }), async ({ text }) => ({ content: text }));
+const served = await serveMcp({ name: "pack-check", version: "1.0.0", tools: [echo] }, { transport: "http", port: 0 });
+await served.close();
+console.log("pack check: @lattice/mcp ok");
+`,
+  );
+  writeFileSync(
+    join(project, "mcp", "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        skipLibCheck: false,
+        types: ["node"],
+        lib: ["ES2022"],
+        outDir: "out",
+      },
+      files: ["check-mcp.ts"],
+    }),
+  );
+  run(
+    process.execPath,
+    [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."],
+    join(project, "mcp"),
+  );
+  process.stdout.write(run(process.execPath, ["out/check-mcp.js"], join(project, "mcp")));
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

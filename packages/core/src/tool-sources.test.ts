@@ -128,3 +128,41 @@ describe("tool sources", () => {
     );
   });
 });
+
+describe("what long-running tools report", () => {
+  it("ctx.reportProgress becomes tool_progress trace events; structuredContent reaches onToolResult, not the model", async () => {
+    const events: unknown[] = [];
+    const seen: unknown[] = [];
+    const slow = tool("slow", "Reports progress", z.object({}), async (_input, ctx) => {
+      ctx.reportProgress?.({ progress: 1, total: 2, message: "half way" });
+      ctx.reportProgress?.({ progress: 2, total: 2 });
+      return { content: "done", structuredContent: { rows: 2 } };
+    });
+    server.enqueue(
+      { content: [{ type: "tool_use", id: "s1", name: "slow", input: {} }] },
+      { content: [{ type: "text", text: "ok" }] },
+    );
+    await createAgent(
+      agentOptions({
+        tools: [slow],
+        onTrace: (event) => {
+          if (event.type === "tool_progress") events.push(event);
+        },
+        hooks: { onToolResult: (event) => void seen.push(event.result.structuredContent) },
+      }),
+    ).run("go");
+    expect(events).toMatchObject([
+      {
+        type: "tool_progress",
+        toolUseId: "s1",
+        toolName: "slow",
+        progress: 1,
+        total: 2,
+        message: "half way",
+      },
+      { type: "tool_progress", toolUseId: "s1", progress: 2, total: 2 },
+    ]);
+    expect(seen).toEqual([{ rows: 2 }]);
+    expect(JSON.stringify(server.requests[1]?.body)).not.toContain("rows");
+  });
+});

@@ -1,0 +1,3 @@
+import { serveQuickstartTools } from "./serve-quickstart-tools.js";
+
+if (!(await serveQuickstartTools())) process.exitCode = 1;
