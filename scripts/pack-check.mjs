@@ -22,6 +22,8 @@ const packages = [
   "store-sqlite",
   "ai-sdk",
   "mcp",
+  "otel",
+  "trace-viewer",
 ];
 const work = mkdtempSync(join(tmpdir(), "lattice-pack-"));
 const run = (command, args, cwd) =>
@@ -60,6 +62,9 @@ try {
           "@lattice/providers": tarballs["@lattice/providers"],
           "@lattice/ai-sdk": tarballs["@lattice/ai-sdk"],
           "@lattice/mcp": tarballs["@lattice/mcp"],
+          "@lattice/otel": tarballs["@lattice/otel"],
+          "@lattice/trace-viewer": tarballs["@lattice/trace-viewer"],
+          "@opentelemetry/api": "1.9.1",
           // The MCP SDK's types use Node's Buffer: a project with @lattice/mcp has @types/node.
           "@types/node": "20.19.43",
           zod: "4.6.7",
@@ -150,12 +155,14 @@ console.log("pack check: ok (" + result.result + ", " + checks.length + " sessio
   );
   process.stdout.write(run(process.execPath, ["out/check.js"], project));
 
-  // @lattice/mcp is Node-only: the MCP SDK's types use Node's Buffer, so its project has
-  // @types/node, which the check above deliberately does without.
+  // @lattice/mcp, @lattice/otel and @lattice/trace-viewer are Node-only (the MCP SDK's types
+  // use Node's Buffer): their project has @types/node, which the check above does without.
   mkdirSync(join(project, "mcp"));
   writeFileSync(
     join(project, "mcp", "check-mcp.ts"),
     `import { mcpServer, serveMcp } from "@lattice/mcp";
+import { otelObserver } from "@lattice/otel";
+import { renderTimeline } from "@lattice/trace-viewer";
 import { tool } from "agent-lattice";
 import { z } from "zod/v4";
 
@@ -164,7 +171,9 @@ if (source.kind !== "tool_source") throw new Error("@lattice/mcp: mcpServer() is
 const echo = tool("echo", "Echo", z.object({ text: z.string() }), async ({ text }) => ({ content: text }));
 const served = await serveMcp({ name: "pack-check", version: "1.0.0", tools: [echo] }, { transport: "http", port: 0 });
 await served.close();
-console.log("pack check: @lattice/mcp ok");
+if (typeof otelObserver().onTrace !== "function") throw new Error("@lattice/otel: no onTrace");
+if (!renderTimeline([]).toLowerCase().startsWith("<!doctype html>")) throw new Error("@lattice/trace-viewer: no HTML");
+console.log("pack check: @lattice/mcp, @lattice/otel, @lattice/trace-viewer ok");
 `,
   );
   writeFileSync(

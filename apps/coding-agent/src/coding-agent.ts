@@ -2,7 +2,12 @@ import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createAgent, type SDKResultMessage, type TraceEvent } from "agent-lattice";
+import {
+  createAgent,
+  jsonlTraceWriter,
+  type SDKResultMessage,
+  type TraceEvent,
+} from "agent-lattice";
 import { createScriptedModelServer } from "agent-lattice/testing";
 import { offlineTurn } from "./offline-script.js";
 
@@ -76,7 +81,15 @@ export async function runCodingAgent(
   print(`Task: ${TASK}`);
 
   const calls: CallTiming[] = [];
-  const { onTrace } = createTimeline(print, calls);
+  const { onTrace: printTimeline } = createTimeline(print, calls);
+  // The whole trace also goes to a JSON Lines file, which `lattice-trace timeline` draws.
+  const traceFile =
+    env.LATTICE_TRACE ?? join(tmpdir(), `lattice-coding-agent-${process.pid}.jsonl`);
+  const traceWriter = jsonlTraceWriter(traceFile);
+  const onTrace = (event: TraceEvent): void => {
+    printTimeline(event);
+    traceWriter.onTrace(event);
+  };
   const agent = createAgent({
     ...endpoint,
     systemPrompt: SYSTEM_PROMPT,
@@ -105,8 +118,10 @@ export async function runCodingAgent(
     files = await readProject(workdir);
   } finally {
     await server?.close();
+    await traceWriter.close();
     if (env.KEEP_WORKDIR === undefined) await rm(workdir, { recursive: true, force: true });
   }
+  print(`\ntrace: ${traceFile}\n  draw its tool timeline: npx lattice-trace timeline ${traceFile}`);
 
   print("\nChanged files:");
   for (const [path, content] of Object.entries(files)) {

@@ -1,4 +1,11 @@
-import { createAgent, type SDKResultMessage, type TraceEvent } from "agent-lattice";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createAgent,
+  jsonlTraceWriter,
+  type SDKResultMessage,
+  type TraceEvent,
+} from "agent-lattice";
 import { createScriptedModelServer } from "agent-lattice/testing";
 import { offlineTurn } from "./offline-script.js";
 import {
@@ -85,13 +92,19 @@ export async function runQuickstart(
     }
   };
 
+  // The whole trace also goes to a JSON Lines file, which `lattice-trace timeline` draws.
+  const traceFile = env.LATTICE_TRACE ?? join(tmpdir(), `lattice-quickstart-${process.pid}.jsonl`);
+  const traceWriter = jsonlTraceWriter(traceFile);
   const agent = createAgent({
     ...endpoint,
     tools: [search, calculator, incrementRevision, notifyTeam, finish],
     toolConcurrency: { mode: "safe", maxConcurrency: 8 },
     toolBatchPolicy: revisionPolicy,
     includePartialMessages: true,
-    onTrace,
+    onTrace: (event) => {
+      onTrace(event);
+      traceWriter.onTrace(event);
+    },
     maxTurns: 10,
   });
 
@@ -127,6 +140,8 @@ export async function runQuickstart(
     }
   } finally {
     await server?.close();
+    await traceWriter.close();
   }
+  print(`\ntrace: ${traceFile}\n  draw its tool timeline: npx lattice-trace timeline ${traceFile}`);
   return result;
 }

@@ -480,6 +480,8 @@ export async function runAgent(
     time: startedAt,
     sessionId,
     runId,
+    agentName,
+    provider: runtime.provider.name,
     model: runtime.model,
     tools: toolNames,
     parentToolUseId,
@@ -633,6 +635,7 @@ export async function runAgent(
         runId,
         turn,
         messageCount: state.messages.length,
+        maxTokens: runtime.request.maxTokens,
       });
       let response: ModelResponse | undefined;
       try {

@@ -16,6 +16,10 @@ export interface TraceEventBase {
 /** A run started. */
 export interface RunStartedTraceEvent extends TraceEventBase {
   readonly type: "run_started";
+  /** The running agent's name (`"agent"` when it has none). */
+  readonly agentName: string;
+  /** The provider's name (`"anthropic"`, `"openai-compatible"`, `"ai-sdk"`, ...). */
+  readonly provider: string;
   readonly model: string;
   readonly tools: readonly string[];
   readonly parentToolUseId: string | null;
@@ -29,6 +33,8 @@ export interface ModelRequestStartedTraceEvent extends TraceEventBase {
   /** 1-based turn number. */
   readonly turn: number;
   readonly messageCount: number;
+  /** The request's `maxTokens`. */
+  readonly maxTokens: number;
 }
 
 /** A model request is being retried after a retryable failure. */

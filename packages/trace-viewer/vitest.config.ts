@@ -1,0 +1,13 @@
+import { defineProject, mergeConfig } from "vitest/config";
+import { sharedConfig } from "../../vitest.shared.js";
+
+export default mergeConfig(
+  sharedConfig,
+  defineProject({
+    test: {
+      name: "@lattice/trace-viewer",
+      // Installs Debian's Chromium when it is missing (as root), or says what to install.
+      globalSetup: ["./src/browser/ensure-chromium.ts"],
+    },
+  }),
+);
