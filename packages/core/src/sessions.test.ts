@@ -599,3 +599,83 @@ describe("query objects", () => {
     expect(entries).toHaveLength(3);
   });
 });
+
+describe("observers and the store interface (R3, R10)", () => {
+  it("R3: the SDK messages and trace events are observers of the logged steps: one assistant message per reply entry, one user message per completed batch, in log order", async () => {
+    const store = memorySessionStore();
+    const traced: string[] = [];
+    server.enqueue(
+      { content: [toolCall("a", "1"), toolCall("b", "2")] },
+      { content: [{ type: "text", text: "done" }] },
+    );
+    const agent = createAgent(
+      agentOptions({
+        tools: [echo],
+        sessionStore: store,
+        onTrace: (event) => {
+          if (event.type === "model_request_finished" || event.type === "tool_call_finished")
+            traced.push(event.type);
+        },
+      }),
+    );
+    const messages = await collect(agent.query("go", { sessionId: "obs" }));
+    const { entries } = await store.load("obs");
+    const replies = entries.filter((entry) => entry.type === "reply");
+    const assistant = messages.filter((message) => message.type === "assistant");
+    expect(assistant.map((message) => message.message)).toEqual(
+      replies.map((entry) => entry.message),
+    );
+    const user = messages.filter((message) => message.type === "user");
+    expect(user).toHaveLength(1);
+    const results = entries.filter((entry) => entry.type === "tool_result");
+    expect(user[0]?.message.content).toEqual(
+      ["a", "b"].map((id) => results.find((entry) => entry.toolUseId === id)?.block),
+    );
+    expect(traced).toEqual([
+      "model_request_finished",
+      "tool_call_finished",
+      "tool_call_finished",
+      "model_request_finished",
+    ]);
+  });
+
+  it("R10: any object with load, append, list and delete is a session store; it only keeps JSON it is given", async () => {
+    const kept = new Map<string, string[]>();
+    const minimal: SessionStore = {
+      async load(id) {
+        const texts = kept.get(id) ?? [];
+        return {
+          entries: texts.map((text) => JSON.parse(text) as SessionEntry),
+          version: texts.length,
+        };
+      },
+      async append(id, version, entries) {
+        const texts = kept.get(id) ?? [];
+        if (texts.length !== version) throw new Error("conflict");
+        kept.set(id, [...texts, ...entries.map((entry) => JSON.stringify(entry))]);
+        return texts.length + entries.length;
+      },
+      async list() {
+        return [...kept.keys()].sort();
+      },
+      async delete(id) {
+        return kept.delete(id);
+      },
+    };
+    server.enqueue(
+      { content: [{ type: "text", text: "one" }] },
+      { content: [{ type: "text", text: "two" }] },
+    );
+    const agent = createAgent(agentOptions({ sessionStore: minimal }));
+    await agent.run("first", { sessionId: "m" });
+    const second = await agent.run("second", { sessionId: "m" });
+    expect(second.messages.map((message) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    expect(await minimal.list()).toEqual(["m"]);
+    expect(kept.get("m")?.every((text) => typeof JSON.parse(text).v === "number")).toBe(true);
+  });
+});
