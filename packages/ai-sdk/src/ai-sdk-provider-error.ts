@@ -1,4 +1,5 @@
 import { ProviderError, type ProviderErrorCode } from "@lattice/providers";
+import { type HeaderReader, statusCode } from "@lattice/providers/internal";
 import type { BridgeContext } from "./bridge-context.js";
 import { redactUrls, safeEndpoint } from "./safe-endpoint.js";
 
@@ -138,12 +139,11 @@ export function toProviderError(
  *
  * @param error - The failure.
  */
-export function failureHeaders(
-  error: ProviderError,
-): Readonly<Record<string, string | undefined>> | undefined {
+export function failureHeaders(error: ProviderError): HeaderReader | undefined {
   const cause = (error as { cause?: unknown }).cause;
   if (aiSdkErrorName(cause) !== "AI_APICallError") return undefined;
-  return headersOf(cause);
+  const headers = headersOf(cause);
+  return headers === undefined ? undefined : { get: (name) => headers[name] ?? null };
 }
 
 type Make = (
@@ -218,27 +218,6 @@ function streamErrorPart(
     retryable,
     { ...(type !== undefined ? { type } : {}), apiMessage: text },
   );
-}
-
-function statusCode(status: number, overloaded: boolean): ProviderErrorCode {
-  if (overloaded) return "provider_overloaded";
-  switch (status) {
-    case 401:
-      return "provider_authentication";
-    case 403:
-      return "provider_permission";
-    case 404:
-      return "provider_not_found";
-    case 413:
-      return "provider_request_too_large";
-    case 429:
-      return "provider_rate_limited";
-    case 408:
-    case 409:
-      return "provider_server_error";
-    default:
-      return status >= 500 ? "provider_server_error" : "provider_invalid_request";
-  }
 }
 
 function nextStep(status: number, overloaded: boolean, retryable: boolean): string {

@@ -10,7 +10,8 @@ import {
   type ModelStreamEvent,
   ProviderError,
 } from "@lattice/providers";
-import { abortError, sleep } from "./abort-error.js";
+import { abortError, retryDelay } from "@lattice/providers/internal";
+import { sleep } from "./abort-error.js";
 import { type FailurePhase, failureHeaders, toProviderError } from "./ai-sdk-provider-error.js";
 import {
   AiSdkStreamAssembler,
@@ -21,7 +22,6 @@ import {
 import { AttemptControl } from "./attempt-control.js";
 import type { BridgeContext } from "./bridge-context.js";
 import { decodeGenerateResult, type GenerateResult } from "./decode-generate-result.js";
-import { retryDelay } from "./retry-delay.js";
 import {
   type AiSdkSpecificationVersion,
   type CallExtras,

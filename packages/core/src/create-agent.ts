@@ -429,7 +429,7 @@ export function prepareAgent(
         return last.runtime;
       }
       const all = [...fixed, ...lists.flat()];
-      assertUniqueAcrossSources(all, fixed, sources, lists);
+      assertUniqueAcrossSources(fixed, sources, lists);
       const resolved: AgentRuntime = { ...makeRuntime(all), withSources };
       last = { lists, runtime: resolved };
       return resolved;
@@ -475,7 +475,6 @@ async function resolveSource(
 
 /** Two tools of one name, across the agent's tools and its sources, cannot be told apart. */
 function assertUniqueAcrossSources(
-  all: readonly AnyToolDefinition[],
   fixed: readonly AnyToolDefinition[],
   sources: readonly ToolSource[],
   lists: readonly (readonly AnyToolDefinition[])[],
@@ -495,7 +494,6 @@ function assertUniqueAcrossSources(
       owner.set(definition.name, where);
     }
   });
-  void all;
 }
 
 /** The part of every model request that does not change during a run. */

@@ -90,7 +90,11 @@ export function httpStatusError(
   });
 }
 
-function statusCode(status: number, overloaded: boolean): ProviderErrorCode {
+/**
+ * The {@link ProviderErrorCode} of an HTTP status (`overloaded`: the API said it is overloaded,
+ * as Anthropic's 529 does). Internal: shared with the AI SDK bridge.
+ */
+export function statusCode(status: number, overloaded: boolean): ProviderErrorCode {
   if (overloaded) return "provider_overloaded";
   switch (status) {
     case 401:
