@@ -26,9 +26,17 @@ import {
 } from "./agent-options.js";
 import { checkHistory } from "./check-history.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
+import { assertMailbox, type Mailbox } from "./mailbox.js";
 import { memorySessionStore } from "./memory-session-store.js";
 import { MessageChannel } from "./message-channel.js";
-import { type AgentRuntime, type RunPlacement, type RunStart, runAgent } from "./run-agent.js";
+import {
+  type AgentRuntime,
+  catchRejection,
+  type RunPlacement,
+  type RunStart,
+  runAgent,
+  runSteps,
+} from "./run-agent.js";
 import type { LoggedDecision } from "./run-log.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
 import type { SessionStore } from "./session-store.js";
@@ -85,6 +93,112 @@ export interface ResumeOptions<TContext = unknown> {
 }
 
 const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "context", "decisions"]);
+
+/** Options of `agent.step()`. Checked strictly. */
+export interface StepOptions<TContext = unknown> {
+  /**
+   * Starts a new run on the session with this prompt and takes its first step (a model call).
+   * Refused with `session_conflict` while the session's latest run is unfinished (R8), unless
+   * that run has `runId`: then this is the same first step asked again, and the run goes on.
+   */
+  readonly prompt?: Prompt;
+  /**
+   * The run the step belongs to. With `prompt`: the new run's id (default: a fresh UUID), so a
+   * caller that must name the run before it starts (a job queue) can. Without: the session's
+   * latest run must be this one (`SessionError` `not_interrupted` otherwise).
+   */
+  readonly runId?: string;
+  /**
+   * Takes the step only when the log is at this step (`AgentStepResult.nextStep` of the step
+   * before); otherwise nothing runs and the result is `{ status: "stale" }` with the step the
+   * log is at. What makes a step taken twice (a job delivered again) harmless.
+   */
+  readonly expectedStep?: number;
+  /** Decisions on the pending approvals of an interrupted run, as `ResumeOptions.decisions` (R15). */
+  readonly decisions?: { readonly [approvalId: string]: ApprovalDecision };
+  /** Aborts the step, as `QueryOptions.signal` does; the run stays resumable. */
+  readonly signal?: AbortSignal;
+  /** The value tools read as `ctx.context` (R9); never stored. */
+  readonly context?: TContext;
+  /**
+   * Receives the step's messages as they are emitted: the run's `system` message (first step
+   * only), `assistant`, `user`, `stream_event`s and, when the run ends within the step, its
+   * `result`. A listener that throws is ignored (H1).
+   */
+  readonly onMessage?: (message: SDKMessage) => void;
+  /**
+   * Called once as the step starts (after the log was checked and any `decisions` stored, so
+   * they were accepted), with the step's number. Not called for a stale step or a run that
+   * ends before its step. A listener that throws is ignored (H1).
+   */
+  readonly onStepStart?: (step: number) => void;
+  /**
+   * Where handoffs of the step's agent tools go when the tool has no mailbox of its own, as a
+   * team's mailbox is for its members' runs. A job queue passes one that runs the member
+   * elsewhere and routes its reply back to this session.
+   */
+  readonly mailbox?: Mailbox;
+  /**
+   * Called before each model call that follows a reply; the texts it returns (replies to
+   * handoffs, say, written with `mailboxMessageText`) are appended to the run log as a `mail`
+   * entry and sent with that call, as a team does for its members.
+   */
+  readonly takeMail?: () => readonly string[] | Promise<readonly string[]>;
+  /**
+   * The agents that led to this run, from the first one to this one, when it works on a
+   * handoff (`MailboxMessage.chain`): handoffs and calls deeper than the depth limit are
+   * refused, which stops cycles. Default: this agent alone.
+   */
+  readonly chain?: readonly string[];
+}
+
+const STEP_OPTION_KEYS: ReadonlySet<string> = new Set([
+  "prompt",
+  "runId",
+  "expectedStep",
+  "decisions",
+  "signal",
+  "context",
+  "onMessage",
+  "onStepStart",
+  "mailbox",
+  "takeMail",
+  "chain",
+]);
+
+/**
+ * What `agent.step()` did:
+ * - `"continue"`: it took step `step` (a model call or a batch), stored its outcome, and the
+ *   run goes on with step `nextStep`.
+ * - `"ended"`: the run ended, or paused for approvals (`result.subtype === "interrupted"`),
+ *   within the step; `result` is its result message. A run that had already ended gives its
+ *   result again, rebuilt from the log.
+ * - `"stale"`: the log was not at `expectedStep` (the step was taken before); nothing ran.
+ *   `nextStep` is the step the log is at.
+ */
+export type AgentStepResult =
+  | {
+      readonly status: "continue";
+      readonly sessionId: string;
+      readonly runId: string;
+      /** The step taken: the model call of turn `t` is step `2t - 2`, its batch step `2t - 1`. */
+      readonly step: number;
+      /** The step that comes next. */
+      readonly nextStep: number;
+    }
+  | {
+      readonly status: "ended";
+      readonly sessionId: string;
+      readonly runId: string;
+      readonly result: SDKResultMessage;
+    }
+  | {
+      readonly status: "stale";
+      readonly sessionId: string;
+      readonly runId: string;
+      /** The step the log is at. */
+      readonly nextStep: number;
+    };
 
 /** What a message may hold: a string, or text and image blocks. */
 export type Prompt = string | readonly ContentBlock[];
@@ -161,6 +275,29 @@ export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
    * @throws an error named `"AbortError"` when `options.signal` aborts.
    */
   run(prompt: Prompt, options?: QueryOptions<TContext>): Promise<SDKResultMessage>;
+  /**
+   * Takes one step of a stored session's run — its first model call on a `prompt`, or the next
+   * model call or batch of tool calls — stores the step's outcome, and returns. The run as a
+   * step function over its log (R2), for callers that spread a run over jobs, workers or
+   * processes (`@lattice/bullmq` does): each call reads the log, so any process with the same
+   * agent and store can take the next step. Steps of one session must not run at once: of two
+   * racing steps only one can append its outcome (R8), the other fails with `session_conflict`
+   * having appended nothing — but its model call or tool handlers may have run. Hold a lease
+   * per session.
+   *
+   * @example
+   * ```ts
+   * let step = await agent.step("s1", { prompt: "Plan the release" });
+   * while (step.status === "continue") {
+   *   step = await agent.step("s1", { expectedStep: step.nextStep });
+   * }
+   * ```
+   * @throws `InvalidOptionError` at once for a bad option; an error named `"AbortError"` when
+   *   `signal` aborts; `SessionConflictError` as `query()` and `resume()` do; `SessionError`
+   *   (`session_not_found`, `not_interrupted`, `approval_missing`, `approval_unknown`, ...) as
+   *   `resume()` does.
+   */
+  step(sessionId: string, options?: StepOptions<TContext>): Promise<AgentStepResult>;
   /**
    * Releases the agent's tool sources (MCP connections and the processes behind them). Safe to
    * call twice; runs started afterwards connect again. Agents without sources have nothing to
@@ -269,6 +406,81 @@ function assemble<TContext>(
     },
     run(prompt, queryOptions) {
       return agent.query(prompt, queryOptions).finalResult();
+    },
+    async step(sessionId, stepOptions) {
+      assertKnownOptions(stepOptions, STEP_OPTION_KEYS, "StepOptions:");
+      checkSessionId("step():", sessionId);
+      const options = stepOptions ?? {};
+      checkSignal("StepOptions:", options.signal);
+      if (options.prompt !== undefined) validatePrompt(options.prompt);
+      if (options.prompt !== undefined && options.decisions !== undefined) {
+        throw new InvalidOptionError(
+          "StepOptions:",
+          "decisions",
+          "cannot be combined with prompt: decisions answer the pending approvals of the session's unfinished run, and a prompt starts a new run. Take the step with decisions first.",
+        );
+      }
+      checkStepFields(options);
+      const decisions = checkDecisionShapes(options.decisions);
+      const signal = options.signal ?? new AbortController().signal;
+      if (signal.aborted) throw createAbortError(signal.reason);
+      const onMessage = options.onMessage;
+      const placement: RunPlacement = {
+        parentToolUseId: null,
+        emit:
+          onMessage === undefined
+            ? ignoreMessage
+            : (message) => {
+                try {
+                  catchRejection(onMessage(message), ignoreMessage);
+                } catch {
+                  // A failing listener never reaches the run (H1).
+                }
+              },
+        depth: options.chain === undefined ? 0 : options.chain.length - 1,
+        agentName,
+        store,
+        ...(options.context !== undefined ? { context: options.context } : {}),
+        ...(options.mailbox !== undefined ? { mailbox: options.mailbox } : {}),
+        ...(options.takeMail !== undefined ? { beforeModelCall: options.takeMail } : {}),
+        ...(options.chain !== undefined ? { chain: options.chain } : {}),
+      };
+      const outcome = await runSteps(
+        await prepared.getRuntime(),
+        {
+          kind: "step",
+          store,
+          sessionId,
+          prompt: options.prompt,
+          runId: options.runId,
+          expectedStep: options.expectedStep,
+          decisions,
+          onStepStart:
+            options.onStepStart === undefined
+              ? undefined
+              : (step) => {
+                  try {
+                    options.onStepStart!(step);
+                  } catch {
+                    // A failing listener never reaches the run (H1).
+                  }
+                },
+        },
+        signal,
+        placement,
+      );
+      if (outcome.type === "result") {
+        return { status: "ended", sessionId, runId: outcome.runId, result: outcome };
+      }
+      return outcome.stale
+        ? { status: "stale", sessionId, runId: outcome.runId, nextStep: outcome.nextStep }
+        : {
+            status: "continue",
+            sessionId,
+            runId: outcome.runId,
+            step: outcome.step!,
+            nextStep: outcome.nextStep,
+          };
     },
     async close() {
       await Promise.all(prepared.sources.map((source) => source.close()));
@@ -713,6 +925,50 @@ function checkDecisionShapes(
   }
   return checked;
 }
+
+/** Checks `StepOptions.runId`, `expectedStep` and `onMessage`. */
+function checkStepFields(options: StepOptions<unknown>): void {
+  if (options.runId !== undefined && (typeof options.runId !== "string" || options.runId === "")) {
+    throw new InvalidOptionError(
+      "StepOptions:",
+      "runId",
+      `must be a non-empty string, received ${describeValue(options.runId)}.`,
+    );
+  }
+  const expected = options.expectedStep;
+  if (expected !== undefined && !(Number.isSafeInteger(expected) && expected >= 0)) {
+    throw new InvalidOptionError(
+      "StepOptions:",
+      "expectedStep",
+      `must be a step number (an integer >= 0, the nextStep of the step before), received ${describeValue(expected)}.`,
+    );
+  }
+  if (options.mailbox !== undefined) assertMailbox(options.mailbox, "StepOptions:");
+  const chain = options.chain;
+  if (
+    chain !== undefined &&
+    (!Array.isArray(chain) ||
+      chain.length === 0 ||
+      !chain.every((name) => typeof name === "string" && name !== ""))
+  ) {
+    throw new InvalidOptionError(
+      "StepOptions:",
+      "chain",
+      `must be a non-empty array of agent names (the mail's chain), received ${describeValue(chain)}.`,
+    );
+  }
+  for (const key of ["onMessage", "onStepStart", "takeMail"] as const) {
+    if (options[key] !== undefined && typeof options[key] !== "function") {
+      throw new InvalidOptionError(
+        "StepOptions:",
+        key,
+        `must be a function, received ${describeValue(options[key])}.`,
+      );
+    }
+  }
+}
+
+function ignoreMessage(): void {}
 
 function checkSignal(prefix: string, signal: unknown): void {
   if (signal !== undefined && !(signal instanceof AbortSignal)) {

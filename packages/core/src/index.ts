@@ -18,12 +18,14 @@ export { DEFAULT_MAX_DEPTH } from "./call-agent.js";
 export {
   type Agent,
   type AgentQuery,
+  type AgentStepResult,
   type AsyncDisposeWhereKnown,
   createAgent,
   createBareAgent,
   type Prompt,
   type QueryOptions,
   type ResumeOptions,
+  type StepOptions,
 } from "./create-agent.js";
 export { type AgentDefinition, defineAgent, isAgentDefinition } from "./define-agent.js";
 export {
@@ -35,6 +37,7 @@ export { type JsonlTraceWriter, jsonlTraceWriter, type TraceSink } from "./jsonl
 export { createInMemoryMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
 export { memorySessionStore } from "./memory-session-store.js";
 export { AgentDepthError, HandoffError } from "./multi-agent-errors.js";
+export { type EndRunOptions, endRun } from "./run-agent.js";
 export {
   type DecisionsEntry,
   type InterruptEntry,
@@ -73,9 +76,12 @@ export {
   checkSessionId,
   serializeSessionEntries,
 } from "./session-store-arguments.js";
+export { type StepMessagesOptions, stepMessages } from "./step-messages.js";
 export { PARALLEL_TOOL_CALLS_GUIDANCE } from "./system-prompt.js";
 export {
   createTeam,
+  mailboxMessageText,
+  mailboxReply,
   type Team,
   type TeamAgentMessageEvent,
   type TeamEvent,

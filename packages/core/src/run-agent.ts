@@ -18,7 +18,14 @@ import {
   type ToolCallStatus,
 } from "@lattice/scheduler";
 import { createAbortError, raceAbort } from "@lattice/scheduler/internal";
-import type { AnyToolDefinition, LatticeError, ToolContext, ToolRunInfo } from "@lattice/tools";
+import {
+  type AnyToolDefinition,
+  InvalidOptionError,
+  type LatticeError,
+  type ToolContext,
+  type ToolRunInfo,
+} from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import type { AgentHooks } from "./agent-hooks.js";
 import type { Mailbox } from "./mailbox.js";
 import {
@@ -26,6 +33,7 @@ import {
   checkRunLog,
   type DecisionsEntry,
   type LoggedDecision,
+  type LoggedRun,
   nextStep,
   type PendingApproval,
   RUN_LOG_VERSION,
@@ -33,6 +41,7 @@ import {
   type RunLogEntry,
   RunLogState,
   SessionError,
+  stepNumberOf,
   type ToolResultEntry,
   zeroUsage,
 } from "./run-log.js";
@@ -44,8 +53,9 @@ import {
   type SessionSnapshot,
   type SessionStore,
 } from "./session-store.js";
+import { checkSessionId } from "./session-store-arguments.js";
 import { SessionWriter } from "./session-writer.js";
-import type { TraceEvent } from "./trace-event.js";
+import { type TraceEvent, toToolBatchTraceEvent } from "./trace-event.js";
 
 /** Everything one run needs, resolved from an agent's options. Internal. */
 export interface AgentRuntime {
@@ -136,7 +146,42 @@ export type RunStart =
       readonly sessionId: string;
       /** Decisions on the pending approvals of an interrupted run, by approval id (R15). */
       readonly decisions?: { readonly [approvalId: string]: LoggedDecision } | undefined;
+    }
+  | {
+      /**
+       * One step of a stored session's run (`agent.step()`): a new run's first step on
+       * `prompt`, or the next step of the latest run; the run returns a {@link StepYield}
+       * before its second step.
+       */
+      readonly kind: "step";
+      readonly store: SessionStore;
+      readonly sessionId: string;
+      /** Starts a new run on this prompt, unless the latest run already has `runId`. */
+      readonly prompt?: string | readonly ContentBlock[] | undefined;
+      /** The new run's id, or the id the latest run must have. */
+      readonly runId?: string | undefined;
+      /** Take the step only when the log is at this step; otherwise yield it as stale. */
+      readonly expectedStep?: number | undefined;
+      /** Decisions on the pending approvals of an interrupted run, by approval id (R15). */
+      readonly decisions?: { readonly [approvalId: string]: LoggedDecision } | undefined;
+      /** Called as the step starts, once any decisions are stored. */
+      readonly onStepStart?: ((step: number) => void) | undefined;
     };
+
+/**
+ * How a run taken one step at a time stops before its next step: everything the step appended
+ * is stored. `stale` when the log was not at the expected step, so nothing ran. Internal.
+ */
+export interface StepYield {
+  readonly type: "step_yield";
+  readonly sessionId: string;
+  readonly runId: string;
+  /** The step taken, or `undefined` when stale. */
+  readonly step: number | undefined;
+  /** The step the log is at now. */
+  readonly nextStep: number;
+  readonly stale: boolean;
+}
 
 /**
  * What a tool handler's context holds as `ctx.run` in a Lattice run: the public
@@ -199,6 +244,21 @@ export async function runAgent(
   signal: AbortSignal,
   placement: RunPlacement,
 ): Promise<SDKResultMessage> {
+  const outcome = await runSteps(initialRuntime, start, signal, placement);
+  if (outcome.type !== "result") throw new Error("runAgent(): a step start needs runSteps()");
+  return outcome;
+}
+
+/**
+ * {@link runAgent}, which with a `step` start takes one step and returns a {@link StepYield}
+ * before the next one (or the result, when the run ends within the step). Internal.
+ */
+export async function runSteps(
+  initialRuntime: AgentRuntime,
+  start: RunStart,
+  signal: AbortSignal,
+  placement: RunPlacement,
+): Promise<SDKResultMessage | StepYield> {
   const startedAt = performance.now();
   let runtime = initialRuntime;
   const { parentToolUseId, emit } = placement;
@@ -207,17 +267,41 @@ export async function runAgent(
   const agentName = placement.agentName ?? "agent";
   const state = new RunLogState();
   let writer: SessionWriter | undefined;
-  let sessionId: string;
+  let sessionId!: string;
   let runId: string;
   let resumed = false;
-  let first: RunLogEntry;
+  let first: RunLogEntry | undefined;
+  // A run taken one step at a time: the step expected, and the one taken once it is.
+  let stepping: { readonly expected: number | undefined; taken: number | undefined } | undefined;
   let decided: { readonly [approvalId: string]: LoggedDecision } | undefined;
   let decisionsEntry: DecisionsEntry | undefined;
   // Every entry of this run, kept for a run without a session until it finishes: an interrupt
   // stores them in the agent's store so that resume() finds them (R14).
   const written: RunLogEntry[] = [];
 
-  if (start.kind === "resume") {
+  const loaded = start.kind === "step" ? await loadStep(start, state) : undefined;
+  const continuing = loaded?.latest;
+  if (start.kind === "step") {
+    stepping = { expected: start.expectedStep, taken: undefined };
+    sessionId = start.sessionId;
+    writer = new SessionWriter(start.store, sessionId, loaded!.version);
+  }
+  if (continuing !== undefined) {
+    // The next step of the session's latest run: nothing is appended unless decisions are.
+    const last = continuing;
+    runId = last.runId;
+    resumed = true;
+    if (last.finished) return rebuiltResult(last, state, sessionId, placement);
+    decided = checkDecisions(
+      sessionId,
+      last.pending,
+      start.kind === "step" ? start.decisions : undefined,
+    );
+    if (decided !== undefined) {
+      first = { v: RUN_LOG_VERSION, type: "run_resumed", runId, time: new Date().toISOString() };
+      decisionsEntry = { v: RUN_LOG_VERSION, type: "decisions", runId, decisions: decided };
+    }
+  } else if (start.kind === "resume") {
     sessionId = start.sessionId;
     const snapshot = await loadSession(start.store, sessionId);
     for (const entry of snapshot.entries) state.apply(entry);
@@ -244,14 +328,15 @@ export async function runAgent(
     if (decided !== undefined)
       decisionsEntry = { v: RUN_LOG_VERSION, type: "decisions", runId, decisions: decided };
   } else {
-    runId = randomUUID();
+    const prompt = start.prompt!;
+    runId = (start.kind === "step" ? start.runId : undefined) ?? randomUUID();
     const message: ModelMessage = {
       role: "user",
-      content: typeof start.prompt === "string" ? start.prompt : [...start.prompt],
+      content: typeof prompt === "string" ? prompt : [...prompt],
     };
     const time = new Date().toISOString();
     first =
-      start.history !== undefined
+      start.kind === "prompt" && start.history !== undefined
         ? {
             v: RUN_LOG_VERSION,
             type: "run_started",
@@ -261,21 +346,13 @@ export async function runAgent(
             message,
           }
         : { v: RUN_LOG_VERSION, type: "run_started", runId, time, message };
-    if (start.session !== undefined) {
+    if (start.kind === "step") {
+      assertNoUnfinishedRun(state, sessionId, state.size);
+    } else if (start.session !== undefined) {
       sessionId = start.session.sessionId;
       const snapshot = await loadSession(start.session.store, sessionId);
       for (const entry of snapshot.entries) state.apply(entry);
-      if (state.run !== undefined && !state.run.finished) {
-        const pending = state.run.pending;
-        throw new SessionConflictError(
-          sessionId,
-          snapshot.version,
-          snapshot.version,
-          pending !== undefined
-            ? `Session ${JSON.stringify(sessionId)} has a run waiting for approval of ${pending.length} tool call(s) (${pending.map((approval) => `${approval.toolName}: ${approval.approvalId}`).join(", ")}). A new prompt would leave those calls unanswered, so nothing was sent. Decide them first: agent.resume(${JSON.stringify(sessionId)}, { decisions: { [approvalId]: { approved: true } | { approved: false, reason } } }).`
-            : `Session ${JSON.stringify(sessionId)} has an unfinished run (${state.run.runId}): it is still running, or it was cut by an abort or a crash. A new prompt would interleave with it, so nothing was sent. Continue it with agent.resume(${JSON.stringify(sessionId)}), or wait for it to finish.`,
-        );
-      }
+      assertNoUnfinishedRun(state, sessionId, snapshot.version);
       writer = new SessionWriter(start.session.store, sessionId, snapshot.version);
     } else {
       sessionId = placement.sessionId ?? randomUUID();
@@ -340,9 +417,9 @@ export async function runAgent(
 
   // Write-ahead: the run's first entry is stored before anything runs; losing the race for
   // the session ends here, before any model call or tool (R8).
-  appendEntry(first);
+  if (first !== undefined) appendEntry(first);
   if (decisionsEntry !== undefined) appendEntry(decisionsEntry);
-  if (writer !== undefined) {
+  if (writer !== undefined && first !== undefined) {
     const failure = await writer.flush();
     if (failure !== undefined) {
       throw storeFailure(failure, writer, resumed ? "resume the run" : "start the run");
@@ -393,11 +470,17 @@ export async function runAgent(
       const failure = await writer.flush();
       if (failure !== undefined) {
         if (failure instanceof SessionConflictError) throw storeFailure(failure, writer, "finish");
+        // A step's caller retries the step: an end that is not in the log is no end.
+        if (stepping !== undefined) throw storeFailure(failure, writer, "finish the run");
         finalSubtype = "error_during_execution";
         allErrors = [...errors, storeFailure(failure, writer, "finish the run").message];
       }
     }
-    const durationMs = performance.now() - startedAt;
+    // A run taken step by step (by workers) lasts from its first step, not this one's start.
+    const durationMs =
+      stepping !== undefined
+        ? Math.max(0, Date.now() - Date.parse(run.startedTime))
+        : performance.now() - startedAt;
     const message: SDKResultMessage = {
       type: "result",
       subtype: finalSubtype,
@@ -446,6 +529,8 @@ export async function runAgent(
     const failure = await writer.flush();
     if (failure === undefined) return undefined;
     if (failure instanceof SessionConflictError) throw storeFailure(failure, writer, "continue");
+    // A step's caller retries the step from what the log holds.
+    if (stepping !== undefined) throw storeFailure(failure, writer, "append to the run log");
     return finish("error_during_execution", "", [
       storeFailure(failure, writer, "append to the run log").message,
     ]);
@@ -487,15 +572,17 @@ export async function runAgent(
     parentToolUseId,
     ...(resumed ? { resumed: true } : {}),
   });
-  emit({
-    type: "system",
-    subtype: "init",
-    model: runtime.model,
-    tools: toolNames,
-    sessionId,
-    runId,
-    parentToolUseId,
-  });
+  // A run taken step by step introduces itself on its first step only.
+  if (continuing === undefined)
+    emit({
+      type: "system",
+      subtype: "init",
+      model: runtime.model,
+      tools: toolNames,
+      sessionId,
+      runId,
+      parentToolUseId,
+    });
 
   const runContext = new LatticeRunContext({
     runId,
@@ -573,6 +660,7 @@ export async function runAgent(
     trace?.({ type: "approval_requested", time: performance.now(), sessionId, runId, approvals });
     const failure = await writer.flush();
     if (failure !== undefined) {
+      if (stepping !== undefined) throw storeFailure(failure, writer, "store the interrupt");
       if (failure instanceof SessionConflictError) throw storeFailure(failure, writer, "pause");
       return finish("error_during_execution", "", [
         storeFailure(failure, writer, "store the interrupt").message,
@@ -586,6 +674,23 @@ export async function runAgent(
     const step = nextStep(run, runtime.maxTurns);
     if (step.type === "finish") {
       return finish(step.subtype, step.result, step.errors, step.structuredResult);
+    }
+    if (stepping !== undefined) {
+      // One step per call: the next one is the caller's (a worker's next job).
+      const number = stepNumberOf(step, run);
+      const expected = stepping.expected;
+      if (stepping.taken !== undefined || (expected !== undefined && number !== expected)) {
+        return {
+          type: "step_yield",
+          sessionId,
+          runId,
+          step: stepping.taken,
+          nextStep: number,
+          stale: stepping.taken === undefined,
+        };
+      }
+      stepping.taken = number;
+      if (start.kind === "step") start.onStepStart?.(number);
     }
 
     if (step.type === "model") {
@@ -771,7 +876,7 @@ export async function runAgent(
       ...(runtime.toolTimeoutMs !== undefined ? { toolTimeoutMs: runtime.toolTimeoutMs } : {}),
       ...(step.decisions !== undefined ? { approvalDecisions: step.decisions } : {}),
       ...(trace !== undefined
-        ? { onEvent: (event) => trace({ ...event, sessionId, runId, turn }) }
+        ? { onEvent: (event) => trace(toToolBatchTraceEvent(event, sessionId, runId, turn)) }
         : {}),
     });
 
@@ -829,6 +934,103 @@ export async function runAgent(
     if (failed !== undefined) return failed;
     if (hookErrors.length > 0) return finish("error_during_execution", "", hookErrors);
   }
+}
+
+/**
+ * Refuses a new prompt on a session whose latest run is unfinished (R8): it would interleave
+ * with that run, or leave its pending approvals unanswered.
+ */
+function assertNoUnfinishedRun(state: RunLogState, sessionId: string, version: number): void {
+  const run = state.run;
+  if (run === undefined || run.finished) return;
+  const pending = run.pending;
+  throw new SessionConflictError(
+    sessionId,
+    version,
+    version,
+    pending !== undefined
+      ? `Session ${JSON.stringify(sessionId)} has a run waiting for approval of ${pending.length} tool call(s) (${pending.map((approval) => `${approval.toolName}: ${approval.approvalId}`).join(", ")}). A new prompt would leave those calls unanswered, so nothing was sent. Decide them first: agent.resume(${JSON.stringify(sessionId)}, { decisions: { [approvalId]: { approved: true } | { approved: false, reason } } }).`
+      : `Session ${JSON.stringify(sessionId)} has an unfinished run (${run.runId}): it is still running, or it was cut by an abort or a crash. A new prompt would interleave with it, so nothing was sent. Continue it with agent.resume(${JSON.stringify(sessionId)}), or wait for it to finish.`,
+  );
+}
+
+/**
+ * Loads the session of a `step` start into `state`. Returns its version, and the latest run
+ * when the step continues it (no prompt, or a prompt for a run that already started: a
+ * repeated first step).
+ *
+ * @throws `SessionError` `session_not_found` without a prompt for an empty session, and
+ *   `not_interrupted` when `runId` is given and the latest run is another one.
+ */
+async function loadStep(
+  start: Extract<RunStart, { kind: "step" }>,
+  state: RunLogState,
+): Promise<{ readonly latest: LoggedRun | undefined; readonly version: number }> {
+  const sessionId = start.sessionId;
+  const snapshot = await loadSession(start.store, sessionId);
+  for (const entry of snapshot.entries) state.apply(entry);
+  const latest = state.run;
+  const version = snapshot.version;
+  if (start.prompt !== undefined && (latest === undefined || latest.runId !== start.runId)) {
+    // A first step asked again after its run ended and another began: never a second start.
+    if (
+      start.runId !== undefined &&
+      snapshot.entries.some((entry) => entry.type === "run_started" && entry.runId === start.runId)
+    ) {
+      throw new SessionError(
+        "not_interrupted",
+        sessionId,
+        `step(): run ${JSON.stringify(start.runId)} already ran in session ${JSON.stringify(sessionId)} and ended before the session moved on; it is not started again.`,
+      );
+    }
+    return { latest: undefined, version };
+  }
+  if (latest === undefined) {
+    throw new SessionError(
+      "session_not_found",
+      sessionId,
+      `step(): session ${JSON.stringify(sessionId)} has no run in ${storeLabel(start.store)}. Take the first step of a run with agent.step(${JSON.stringify(sessionId)}, { prompt }).`,
+    );
+  }
+  if (start.runId !== undefined && latest.runId !== start.runId) {
+    throw new SessionError(
+      "not_interrupted",
+      sessionId,
+      `step(): run ${JSON.stringify(start.runId)} is not the latest run of session ${JSON.stringify(sessionId)} (that is ${JSON.stringify(latest.runId)}), so it cannot take a step; it ended before the session moved on.`,
+    );
+  }
+  return { latest, version };
+}
+
+/**
+ * The result of a finished run, rebuilt from its `run_finished` entry (a step taken again
+ * after the run ended): emitted and returned as the run gave it, its `durationMs` counted from
+ * the run's start.
+ */
+function rebuiltResult(
+  run: LoggedRun,
+  state: RunLogState,
+  sessionId: string,
+  placement: RunPlacement,
+): SDKResultMessage {
+  const entry = run.finishedEntry!;
+  const message: SDKResultMessage = {
+    type: "result",
+    subtype: entry.subtype,
+    result: entry.result,
+    structuredResult: entry.structuredResult,
+    isError: entry.subtype !== "success" && entry.subtype !== "interrupted",
+    numTurns: entry.numTurns,
+    durationMs: Math.max(0, Date.now() - Date.parse(run.startedTime)),
+    usage: entry.usage,
+    errors: entry.errors,
+    sessionId,
+    runId: run.runId,
+    parentToolUseId: placement.parentToolUseId,
+    messages: state.messages.slice(),
+  };
+  placement.emit(message);
+  return message;
 }
 
 /**
@@ -1027,4 +1229,118 @@ export function catchRejection(returned: unknown, onRejected: () => void): void 
   ) {
     Promise.resolve(returned).then(undefined, onRejected);
   }
+}
+
+/** Options of {@link endRun}. Checked strictly. */
+export interface EndRunOptions {
+  /** The session's store. */
+  readonly store: SessionStore;
+  /** The session. */
+  readonly sessionId: string;
+  /** The run to end: it must be the session's latest run. Default: the latest run. */
+  readonly runId?: string;
+  /** Why the run ends; becomes the result's `errors`. At least one non-empty string. */
+  readonly errors: readonly string[];
+}
+
+const END_RUN_OPTION_KEYS: ReadonlySet<string> = new Set(["store", "sessionId", "runId", "errors"]);
+
+/**
+ * Ends a session's unfinished run as failed, without running anything: appends its
+ * `run_finished` entry (`error_during_execution`, with `errors`, the turns and usage the log
+ * counts) and returns the result message. Calls of its open batch that have no result get an
+ * `is_error` result saying so, so the conversation stays valid for the next prompt. For a run that cannot go on — a step that fails on
+ * every attempt, say — so that the session takes new prompts again. A run that had already
+ * ended gives its result again.
+ *
+ * @param options - {@link EndRunOptions}.
+ * @throws `InvalidOptionError` for a bad option; `SessionError` `session_not_found` or `not_interrupted` (the latest run is another
+ *   one), `SessionConflictError` when another writer appended meanwhile (nothing appended).
+ */
+export async function endRun(options: EndRunOptions): Promise<SDKResultMessage> {
+  assertKnownOptions(options, END_RUN_OPTION_KEYS, "endRun():");
+  const { store, sessionId } = options;
+  if (store === null || typeof store !== "object" || typeof store.append !== "function") {
+    throw new InvalidOptionError(
+      "endRun():",
+      "store",
+      `must be a SessionStore, received ${describeValue(store)}.`,
+    );
+  }
+  checkSessionId("endRun():", sessionId);
+  const errors = options.errors;
+  if (
+    !Array.isArray(errors) ||
+    errors.length === 0 ||
+    !errors.every((text) => typeof text === "string" && text !== "")
+  ) {
+    throw new InvalidOptionError(
+      "endRun():",
+      "errors",
+      `must be a non-empty array of non-empty strings saying why the run ends, received ${describeValue(errors)}.`,
+    );
+  }
+  const state = new RunLogState();
+  const snapshot = await loadSession(store, sessionId);
+  for (const entry of snapshot.entries) state.apply(entry);
+  const run = state.run;
+  if (run === undefined) {
+    throw new SessionError(
+      "session_not_found",
+      sessionId,
+      `endRun(): session ${JSON.stringify(sessionId)} has no run in ${storeLabel(store)}.`,
+    );
+  }
+  if (options.runId !== undefined && run.runId !== options.runId) {
+    throw new SessionError(
+      "not_interrupted",
+      sessionId,
+      `endRun(): run ${JSON.stringify(options.runId)} is not the latest run of session ${JSON.stringify(sessionId)} (that is ${JSON.stringify(run.runId)}); it had ended.`,
+    );
+  }
+  const placement: RunPlacement = { parentToolUseId: null, emit: ignore, depth: 0 };
+  if (!run.finished) {
+    // Calls of an open batch get an error result, so that the conversation stays one the
+    // model API accepts (every tool_use answered) when the session takes its next prompt.
+    const entries: RunLogEntry[] = [];
+    const batch = run.batch;
+    if (batch !== undefined && !batch.complete) {
+      for (const call of batch.toolUses) {
+        if (batch.results.has(call.id)) continue;
+        entries.push({
+          v: RUN_LOG_VERSION,
+          type: "tool_result",
+          runId: run.runId,
+          toolUseId: call.id,
+          toolName: call.name,
+          status: "cancelled",
+          block: {
+            type: "tool_result",
+            tool_use_id: call.id,
+            content: [
+              {
+                type: "text",
+                text: `Tool call "${call.name}" (${call.id}) has no result: the run was ended before it settled (it may have started). ${errors.join(" ")}`,
+              },
+            ],
+            is_error: true,
+          },
+        });
+      }
+    }
+    const entry: RunFinishedEntry = {
+      v: RUN_LOG_VERSION,
+      type: "run_finished",
+      runId: run.runId,
+      subtype: "error_during_execution",
+      result: "",
+      errors: [...errors],
+      numTurns: run.numTurns,
+      usage: { ...run.usage },
+    };
+    entries.push(entry);
+    await store.append(sessionId, snapshot.version, entries as unknown as SessionEntry[]);
+    for (const appended of entries) state.apply(appended);
+  }
+  return rebuiltResult(run, state, sessionId, placement);
 }

@@ -311,8 +311,12 @@ export interface OpenBatch {
 /** What the log says about its latest run. */
 export interface LoggedRun {
   readonly runId: string;
+  /** When the run started (its `run_started` entry's ISO time). */
+  readonly startedTime: string;
   /** Whether a `run_finished` entry closed it. */
   finished: boolean;
+  /** The entry that closed it, once finished. */
+  finishedEntry: RunFinishedEntry | undefined;
   /** Model calls made so far (R18: continues on resume). */
   numTurns: number;
   /** Tokens used so far, child runs included (R18: continues on resume). */
@@ -351,7 +355,9 @@ export class RunLogState {
         messages.push(entry.message);
         this.run = {
           runId: entry.runId,
+          startedTime: entry.time,
           finished: false,
+          finishedEntry: undefined,
           numTurns: 0,
           usage: zeroUsage(),
           lastReply: undefined,
@@ -418,6 +424,7 @@ export class RunLogState {
       }
       case "run_finished":
         this.run!.finished = true;
+        this.run!.finishedEntry = entry;
         return;
     }
   }
@@ -506,6 +513,15 @@ export function nextStep(run: LoggedRun, maxTurns: number): RunStep {
     ]);
   }
   return { type: "model" };
+}
+
+/**
+ * The number of a run's next step when it is a model call or a batch: the model call of turn
+ * `t` is step `2t - 2`, the batch of its reply step `2t - 1`. Steps are what one worker job
+ * takes at a time (`agent.step()`); the number names the job.
+ */
+export function stepNumberOf(step: RunStep, run: LoggedRun): number {
+  return step.type === "model" ? 2 * run.numTurns : 2 * run.numTurns - 1;
 }
 
 function finish(subtype: SDKResultSubtype, errors: readonly string[]): RunStep {

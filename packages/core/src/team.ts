@@ -369,23 +369,28 @@ export function createTeam(options: TeamOptions): Team {
     let result: SDKResultMessage;
     try {
       const runtime = await state.member.runtimeFor(inheritedModel());
-      result = await runAgent(runtime, { kind: "prompt", prompt: mailPrompt(mail) }, signal, {
-        parentToolUseId: null,
-        emit: (message) =>
-          emit({
-            type: "agent_message",
-            time: performance.now(),
-            runId,
-            member: state.name,
-            message,
-          }),
-        depth,
-        agentName: state.name,
-        chain: mail.chain,
-        mailbox,
-        maxDepth,
-        beforeModelCall: () => takeInbox(state, runId),
-      });
+      result = await runAgent(
+        runtime,
+        { kind: "prompt", prompt: mailboxMessageText(mail) },
+        signal,
+        {
+          parentToolUseId: null,
+          emit: (message) =>
+            emit({
+              type: "agent_message",
+              time: performance.now(),
+              runId,
+              member: state.name,
+              message,
+            }),
+          depth,
+          agentName: state.name,
+          chain: mail.chain,
+          mailbox,
+          maxDepth,
+          beforeModelCall: () => takeInbox(state, runId),
+        },
+      );
     } catch (error) {
       emit({ type: "run_failed", time: performance.now(), runId, member: state.name, mail, error });
       rejectWaiter(waiter, error);
@@ -420,18 +425,7 @@ export function createTeam(options: TeamOptions): Team {
    */
   const reply = async (mail: MailboxMessage, text: string, isError: boolean): Promise<void> => {
     if (mail.kind !== "task") return;
-    const message: MailboxMessage = {
-      id: `mail_${randomUUID()}`,
-      kind: "reply",
-      from: mail.to,
-      to: mail.from,
-      task: mail.task,
-      createdAt: new Date().toISOString(),
-      chain: [...mail.chain, mail.from],
-      inReplyTo: mail.id,
-      result: text,
-      ...(isError ? { isError: true } : {}),
-    };
+    const message = mailboxReply(mail, text, isError);
     if (byName.has(mail.from)) {
       await mailbox.post(message);
       return;
@@ -450,7 +444,7 @@ export function createTeam(options: TeamOptions): Team {
         continue;
       }
       emit({ type: "mail_delivered", time: performance.now(), runId, member: state.name, mail });
-      texts.push(mailPrompt(mail));
+      texts.push(mailboxMessageText(mail));
     }
     return texts;
   };
@@ -567,11 +561,45 @@ function abortDetail(reason: unknown): string {
 }
 
 /**
- * The prompt (or turn text) a member receives for a message: the task itself when it comes
- * from outside the team; the task with its sender for a handoff; the result with its sender
- * for a reply.
+ * How a mailbox message reads to the member it is for, as a team shows it: a task as written
+ * (with who handed it off), a reply as `Reply from "writer" to the task you handed off (...)`
+ * followed by the result. For runners that deliver mail themselves (`StepOptions.takeMail`).
+ *
+ * @param mail - A task or a reply.
  */
-function mailPrompt(mail: MailboxMessage): string {
+export function mailboxMessageText(mail: MailboxMessage): string {
+  return mailText(mail);
+}
+
+/**
+ * The reply to a handed-off task, as a team posts it back to the sender when the member's run
+ * ends: from the member, to the task's sender, with the run's result text (or what went
+ * wrong, with `isError`).
+ *
+ * @param task - The task message (`kind: "task"`) being answered.
+ * @param result - The member's result text, or the failure.
+ * @param isError - Whether the member's run failed.
+ */
+export function mailboxReply(
+  task: MailboxMessage,
+  result: string,
+  isError: boolean,
+): MailboxMessage {
+  return {
+    id: `mail_${randomUUID()}`,
+    kind: "reply",
+    from: task.to,
+    to: task.from,
+    task: task.task,
+    createdAt: new Date().toISOString(),
+    chain: [...task.chain, task.from],
+    inReplyTo: task.id,
+    result,
+    ...(isError ? { isError: true } : {}),
+  };
+}
+
+function mailText(mail: MailboxMessage): string {
   if (mail.kind === "reply") {
     const about = `the task you handed off ("${shorten(mail.task)}")`;
     return mail.isError === true
