@@ -99,6 +99,7 @@ const sessionStore = runChild("Session stores", "session-store.bench.mjs");
 const longRun = runChild("Long runs and sessions", "long-run.bench.mjs");
 const fileTools = runChild("Built-in file tools", "file-tools.bench.mjs");
 const mcp = runChild("MCP client", "mcp.bench.mjs");
+const otel = runChild("OpenTelemetry spans (O6)", "otel.bench.mjs");
 
 mkdirSync(join(here, "results"), { recursive: true });
 writeFileSync(
@@ -116,6 +117,7 @@ writeFileSync(
       sessionStore: sessionStore.stdout,
       longRun: longRun.stdout,
       mcp: mcp.stdout,
+      otel: otel.stdout,
     },
     null,
     2,

@@ -116,9 +116,19 @@ export const ATTR_LATTICE_BATCH_PLAN = "lattice.batch.plan";
 export const EVENT_LATTICE_MODEL_RETRY = "lattice.model.retry";
 /** The batch policy decided (on the run's span). */
 export const EVENT_LATTICE_BATCH_POLICY = "lattice.batch.policy";
-/** A batch was planned (on the run's span). */
+/**
+ * A batch was planned (on the run's span).
+ *
+ * @deprecated No longer recorded: every call's span carries its batch's plan
+ *   (`lattice.batch.plan`).
+ */
 export const EVENT_LATTICE_BATCH_PLANNED = "lattice.batch.planned";
-/** A call's handler started (on the `execute_tool` span). */
+/**
+ * A call's handler started (on the `execute_tool` span).
+ *
+ * @deprecated No longer recorded: the handler started `lattice.tool.queued_ms` after the
+ *   call's span did.
+ */
 export const EVENT_LATTICE_TOOL_STARTED = "lattice.tool.started";
 /** A running call reported progress (on the `execute_tool` span). */
 export const EVENT_LATTICE_TOOL_PROGRESS = "lattice.tool.progress";

@@ -23,9 +23,12 @@ import {
   ATTR_LATTICE_RUN_SUBTYPE,
   GEN_AI_OPERATION_INVOKE_AGENT,
 } from "./attribute-names.js";
+import { epochMillis } from "./epoch-millis.js";
 import { inferProviderName } from "./infer-provider-name.js";
 import { OTEL_PACKAGE_VERSION } from "./package-version.js";
-import { epochMillis, RunSpans, type ToolSpan } from "./run-spans.js";
+import { RunSpans } from "./run-spans.js";
+import { SpanEnds } from "./span-ends.js";
+import type { ToolSpan } from "./tool-span.js";
 
 /** Options of {@link otelObserver}. */
 export interface OtelObserverOptions {
@@ -115,8 +118,12 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   checkOptions(options);
   const recordContent = options.recordContent === true;
   const maxRemembered = options.maxRememberedRuns ?? 1000;
+  const ends = new SpanEnds();
   const runs = new Map<string, RunSpans>();
-  /** Open tool spans by tool_use id, across runs: where a child run finds its parent. */
+  /**
+   * Open spans of agent tools' calls by tool_use id, across runs: where a child run finds its
+   * parent (a call of another kind is looked up in the open runs, see `parentCall`).
+   */
   const openTools = new Map<string, ToolSpan>();
   /** Runs not traced (their span was not recording), by run id, with their session. */
   const skippedRuns = new Map<string, string>();
@@ -133,6 +140,16 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   };
   const toolClosed = (id: string, tool: ToolSpan): void => {
     if (openTools.get(id) === tool) openTools.delete(id);
+  };
+  /** The open call a child run names as its parent, in whichever run it is. */
+  const parentCall = (id: string): ToolSpan | undefined => {
+    const shared = openTools.get(id);
+    if (shared !== undefined) return shared;
+    for (const run of runs.values()) {
+      const tool = run.openTool(id);
+      if (tool !== undefined) return tool;
+    }
+    return undefined;
   };
 
   const tracer = (): Tracer =>
@@ -168,11 +185,11 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
     const stale = runs.get(runId);
     if (stale !== undefined) {
       stale.endOpen(event.time, "unfinished");
-      stale.span.end(epochMillis(event.time));
+      stale.end(event.time);
       runs.delete(runId);
     }
     unskip(runId);
-    const parentTool = parentToolUseId !== null ? openTools.get(parentToolUseId) : undefined;
+    const parentTool = parentToolUseId !== null ? parentCall(parentToolUseId) : undefined;
     // The child of a run that is not traced is not traced either.
     if (parentToolUseId !== null && parentTool === undefined && skippedSessions.has(sessionId)) {
       skip(runId, sessionId);
@@ -221,6 +238,7 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
       providerName,
       maxTokens: parentToolUseId === null ? options.maxTokens : undefined,
       sessionId,
+      ends,
       toolOpened,
       toolClosed,
     });
@@ -256,11 +274,12 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
       }
     },
     endOpenSpans() {
+      ends.flush();
       const now = performance.now();
       for (const [runId, run] of runs) {
         run.endOpen(now, "unfinished");
         run.span.setAttribute(ATTR_LATTICE_RUN_SUBTYPE, "unfinished");
-        run.span.end(epochMillis(now));
+        run.end(now);
         remember(runId, run.span.spanContext());
       }
       runs.clear();

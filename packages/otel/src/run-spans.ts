@@ -1,67 +1,41 @@
 import type { TraceEvent } from "@lattice/core";
-import {
-  type Attributes,
-  type Context,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from "@opentelemetry/api";
+import { type Attributes, type Context, type Span, type Tracer, trace } from "@opentelemetry/api";
 import {
   ATTR_ERROR_TYPE,
-  ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROVIDER_NAME,
-  ATTR_GEN_AI_REQUEST_MAX_TOKENS,
   ATTR_GEN_AI_REQUEST_MODEL,
-  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
-  ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
-  ATTR_GEN_AI_TOOL_TYPE,
   ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
-  ATTR_LATTICE_BATCH_INDEX,
-  ATTR_LATTICE_BATCH_PLAN,
-  ATTR_LATTICE_BATCH_RUN_INDEX,
-  ATTR_LATTICE_MODEL_MESSAGE_COUNT,
-  ATTR_LATTICE_MODEL_RETRIES,
-  ATTR_LATTICE_MODEL_TOOL_CALLS,
   ATTR_LATTICE_RUN_NUM_TURNS,
   ATTR_LATTICE_RUN_SUBTYPE,
-  ATTR_LATTICE_TOOL_CONCURRENCY_SAFE,
   ATTR_LATTICE_TOOL_DURATION_MS,
-  ATTR_LATTICE_TOOL_IN_FLIGHT,
-  ATTR_LATTICE_TOOL_IS_ERROR,
-  ATTR_LATTICE_TOOL_KIND,
-  ATTR_LATTICE_TOOL_QUEUED_MS,
   ATTR_LATTICE_TOOL_STATUS,
   ATTR_LATTICE_TURN,
   EVENT_LATTICE_APPROVAL_DECIDED,
   EVENT_LATTICE_APPROVAL_REQUESTED,
-  EVENT_LATTICE_BATCH_PLANNED,
   EVENT_LATTICE_BATCH_POLICY,
   EVENT_LATTICE_HOOK,
   EVENT_LATTICE_MODEL_RETRY,
   EVENT_LATTICE_RUN_ABORTED,
   EVENT_LATTICE_TOOL_PROGRESS,
   EVENT_LATTICE_TOOL_SETTLED_LATE,
-  EVENT_LATTICE_TOOL_STARTED,
   GEN_AI_OPERATION_CHAT,
   GEN_AI_OPERATION_EXECUTE_TOOL,
 } from "./attribute-names.js";
+import { ChatSpan } from "./chat-span.js";
+import { epochMillis } from "./epoch-millis.js";
+import { failSpan } from "./fail-span.js";
+import type { SpanEnds } from "./span-ends.js";
+import { ToolSpan } from "./tool-span.js";
 
 type EventOf<T extends TraceEvent["type"]> = Extract<TraceEvent, { type: T }>;
-
-/** A trace event's monotonic `time` (`performance.now()`) as epoch milliseconds. */
-export function epochMillis(time: number): number {
-  return performance.timeOrigin + time;
-}
 
 /** What the spans of one run share: the settings of the observer and the run's facts. */
 export interface RunSpanSettings {
@@ -71,47 +45,41 @@ export interface RunSpanSettings {
   readonly providerName: string | undefined;
   readonly maxTokens: number | undefined;
   readonly sessionId: string;
-  /** Called when a tool span opens or closes, so that a child run can find its parent call. */
+  /** Where calls' spans wait to be started, and ended, with the others of the loop's turn. */
+  readonly ends: SpanEnds;
+  /**
+   * Called when the span of an agent tool's call (`kind: "agent_tool"`, the calls that start
+   * child runs) opens or closes, so that a child run finds its parent call at a map lookup.
+   */
   readonly toolOpened: (id: string, tool: ToolSpan) => void;
   readonly toolClosed: (id: string, tool: ToolSpan) => void;
 }
 
-/** An open `execute_tool` span. */
-export interface ToolSpan {
-  readonly span: Span;
-  readonly name: string;
-  readonly queuedAt: number;
-  /** The run's context: `trace.setSpan(parent, span)` makes a child run a child of this call. */
-  readonly parent: Context;
-}
-
-/** The human words for a tool status that is a failure, in the span's status message. */
-const TOOL_FAILURES: { readonly [status: string]: string } = {
-  failed: "the handler threw or returned an error result",
-  invalid_input: "the input failed the tool's schema",
-  unknown_tool: "the model called a tool the agent does not have",
-  denied: "denied by the beforeToolCall hook or an approval decision",
-  refused: "the batch policy refused the batch",
-  policy_error: "the batch policy failed",
-  cancelled: "the run was aborted before the call started",
-  abandoned: "the run was aborted and the handler did not stop in time",
-  timed_out: "the call ran past its time limit",
-};
-
 /**
  * The spans of one run: its `invoke_agent` span, and the `chat` and `execute_tool` spans of
  * its model and tool calls, built from the run's trace events. Internal.
+ *
+ * A run's tool calls come in batches, one at a time, and every per-call event of the
+ * scheduler carries the call's index in its batch: the open calls are kept by index (an
+ * array lookup and an id check per event), and a map by id is built only when an event
+ * names a call by id alone (hooks, progress, approvals, a child run's parent).
  */
 export class RunSpans {
   readonly span: Span;
   readonly context: Context;
   private readonly settings: RunSpanSettings;
-  private readonly chats = new Map<number, Span>();
-  private readonly tools = new Map<string, ToolSpan>();
-  /** The current batch's calls by index, for the plan's per-call facts. */
+  /** The open `chat` span (a run sends one model request at a time). */
+  private chat: ChatSpan | undefined;
+  /** The current batch's open calls by index (a finished call's slot is emptied). */
   private batch: (ToolSpan | undefined)[] = [];
+  /** Open calls of earlier batches (none unless a trace lost a call's end). */
+  private earlier: ToolSpan[] | undefined;
+  /** The open calls by id, built on the first lookup by id, then kept up to date. */
+  private byId: Map<string, ToolSpan> | undefined;
   /** `chat {model}`: the same for every model call of the run. */
   private readonly chatName: string;
+  /** `execute_tool {name}` by tool name: one string per tool, not one per call. */
+  private readonly toolNames = new Map<string, string>();
 
   constructor(span: Span, parent: Context, settings: RunSpanSettings) {
     this.span = span;
@@ -122,33 +90,46 @@ export class RunSpans {
 
   /** Handles one of the run's events; `true` when the run ended. */
   handle(event: TraceEvent): boolean {
+    // The per-call events first: they are most of a run's events.
     switch (event.type) {
-      case "model_request_started":
-        this.modelStarted(event);
+      case "tool_call_started": {
+        const tool = this.callOf(event.index, event.id);
+        tool?.handlerStarted(event.time, event.inFlight);
         return false;
-      case "model_retry":
-        this.modelRetry(event);
-        return false;
-      case "model_request_finished":
-        this.modelFinished(event);
-        return false;
-      case "model_request_failed":
-        this.modelFailed(event);
+      }
+      case "tool_call_finished":
+        this.toolFinished(event);
         return false;
       case "tool_call_queued":
         this.toolQueued(event);
         return false;
-      case "batch_policy":
-        this.batchPolicy(event);
+      case "model_request_started":
+        this.modelStarted(event);
         return false;
+      case "model_request_finished": {
+        const chat = this.chatOf(event.turn);
+        if (chat !== undefined) {
+          chat.finished(event);
+          this.settings.ends.add(chat);
+        }
+        return false;
+      }
       case "batch_planned":
         this.batchPlanned(event);
         return false;
-      case "tool_call_started":
-        this.toolStarted(event);
+      case "model_retry":
+        this.modelRetry(event);
         return false;
-      case "tool_call_finished":
-        this.toolFinished(event);
+      case "model_request_failed": {
+        const chat = this.chatOf(event.turn);
+        if (chat !== undefined) {
+          chat.failed(event);
+          this.settings.ends.add(chat);
+        }
+        return false;
+      }
+      case "batch_policy":
+        this.batchPolicy(event);
         return false;
       case "tool_call_settled_late":
         this.span.addEvent(
@@ -186,22 +167,49 @@ export class RunSpans {
     }
   }
 
-  /** Ends every span of the run still open, with `lattice.tool.status` = `status` on tools. */
+  /** The open call with this tool_use id, or `undefined`. */
+  openTool(id: string): ToolSpan | undefined {
+    let byId = this.byId;
+    if (byId === undefined) {
+      byId = new Map();
+      for (const tool of this.batch) if (tool !== undefined) byId.set(tool.id, tool);
+      if (this.earlier !== undefined) for (const tool of this.earlier) byId.set(tool.id, tool);
+      this.byId = byId;
+    }
+    return byId.get(id);
+  }
+
+  /**
+   * Ends every span of the run still open at `time` (monotonic), with `lattice.tool.status`
+   * = `status` on tools, and `error.type` = `errorType` when the run failed.
+   */
   endOpen(time: number, status: string, errorType?: string): void {
-    const end = epochMillis(time);
-    for (const chat of this.chats.values()) {
-      if (errorType !== undefined) fail(chat, errorType, `the run ended (${errorType})`);
-      chat.end(end);
+    const ends = this.settings.ends;
+    const chat = this.chat;
+    if (chat !== undefined) {
+      chat.cut(time, errorType);
+      ends.add(chat);
+      this.chat = undefined;
     }
-    this.chats.clear();
-    for (const [id, tool] of this.tools) {
-      tool.span.setAttribute(ATTR_LATTICE_TOOL_STATUS, status);
-      if (errorType !== undefined) fail(tool.span, errorType, `the run ended (${errorType})`);
-      tool.span.end(end);
-      this.settings.toolClosed(id, tool);
+    const open = this.earlier !== undefined ? [...this.earlier, ...this.batch] : this.batch;
+    for (const tool of open) {
+      if (tool === undefined) continue;
+      tool.finished({ time, status, cutBy: errorType });
+      ends.add(tool);
+      if (tool.shared) this.settings.toolClosed(tool.id, tool);
     }
-    this.tools.clear();
     this.batch = [];
+    this.earlier = undefined;
+    this.byId = undefined;
+  }
+
+  /**
+   * Ends the run's span at `time` (monotonic), after its calls' and every other span waiting:
+   * when `run()` returns, its spans have all reached the span processor.
+   */
+  end(time: number): void {
+    this.settings.ends.flush();
+    this.span.end(epochMillis(time));
   }
 
   /** Records `approval_decided` (which core emits before the resumed run's `run_started`). */
@@ -223,103 +231,90 @@ export class RunSpans {
     );
   }
 
+  /** The open call of a per-call event: its batch slot, or (another batch's call) by id. */
+  private callOf(index: number, id: string): ToolSpan | undefined {
+    const tool = this.batch[index];
+    return tool !== undefined && tool.id === id ? tool : this.openTool(id);
+  }
+
+  /** The open `chat` span of this turn, or `undefined`. */
+  private chatOf(turn: number): ChatSpan | undefined {
+    const chat = this.chat;
+    if (chat === undefined || chat.turn !== turn) return undefined;
+    this.chat = undefined;
+    return chat;
+  }
+
   private modelStarted(event: EventOf<"model_request_started">): void {
-    const { model, providerName, maxTokens, sessionId } = this.settings;
+    const { providerName, maxTokens, sessionId } = this.settings;
     // What a sampler may look at goes in at the start (the GenAI conventions' "sampling
-    // relevant" attributes); the rest is set on the span itself: the SDK copies start
-    // attributes twice before setting them, a direct setAttribute is one check and one store.
+    // relevant" attributes); the rest is set as the span ends (see ChatSpan).
     const attributes: Attributes = {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_CHAT,
-      [ATTR_GEN_AI_REQUEST_MODEL]: model,
+      [ATTR_GEN_AI_REQUEST_MODEL]: this.settings.model,
     };
     if (providerName !== undefined) attributes[ATTR_GEN_AI_PROVIDER_NAME] = providerName;
-    const span = this.settings.tracer.startSpan(
-      this.chatName,
-      { kind: SpanKind.CLIENT, startTime: epochMillis(event.time), attributes },
-      this.context,
-    );
-    span.setAttribute(ATTR_GEN_AI_CONVERSATION_ID, sessionId);
-    span.setAttribute(ATTR_LATTICE_TURN, event.turn);
-    span.setAttribute(ATTR_LATTICE_MODEL_MESSAGE_COUNT, event.messageCount);
-    const requestMaxTokens = event.maxTokens ?? maxTokens;
-    if (requestMaxTokens !== undefined) {
-      span.setAttribute(ATTR_GEN_AI_REQUEST_MAX_TOKENS, requestMaxTokens);
+    // A request still open (its end lost) ends where the next one starts.
+    const open = this.chat;
+    if (open !== undefined) {
+      open.cut(event.time, undefined);
+      this.settings.ends.add(open);
     }
-    this.chats.set(event.turn, span);
+    const chat = new ChatSpan(
+      this.settings.tracer,
+      this.chatName,
+      attributes,
+      this.context,
+      event,
+      sessionId,
+      maxTokens,
+    );
+    this.chat = chat;
+    this.settings.ends.add(chat);
   }
 
   private modelRetry(event: EventOf<"model_retry">): void {
-    const chat = this.chats.get(event.turn);
-    if (chat === undefined) return;
+    const chat = this.chat;
+    if (chat === undefined || chat.turn !== event.turn) return;
     const attributes: Attributes = {
       "lattice.retry.attempt": event.attempt,
       "lattice.retry.delay_ms": event.delayMs,
       "lattice.retry.reason": event.message,
     };
     if (event.status !== undefined) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = event.status;
-    chat.addEvent(EVENT_LATTICE_MODEL_RETRY, attributes, epochMillis(event.time));
-  }
-
-  private modelFinished(event: EventOf<"model_request_finished">): void {
-    const chat = this.chats.get(event.turn);
-    if (chat === undefined) return;
-    this.chats.delete(event.turn);
-    const usage = event.usage;
-    chat.setAttribute(ATTR_GEN_AI_RESPONSE_FINISH_REASONS, [event.stopReason]);
-    chat.setAttribute(ATTR_GEN_AI_USAGE_INPUT_TOKENS, usage.inputTokens);
-    chat.setAttribute(ATTR_GEN_AI_USAGE_OUTPUT_TOKENS, usage.outputTokens);
-    chat.setAttribute(ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cacheReadInputTokens);
-    chat.setAttribute(
-      ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
-      usage.cacheCreationInputTokens,
-    );
-    chat.setAttribute(ATTR_LATTICE_MODEL_RETRIES, event.retries);
-    chat.setAttribute(ATTR_LATTICE_MODEL_TOOL_CALLS, event.toolCalls);
-    if (event.requestId !== undefined) chat.setAttribute(ATTR_GEN_AI_RESPONSE_ID, event.requestId);
-    chat.end(epochMillis(event.time));
-  }
-
-  private modelFailed(event: EventOf<"model_request_failed">): void {
-    const chat = this.chats.get(event.turn);
-    if (chat === undefined) return;
-    this.chats.delete(event.turn);
-    if (event.status !== undefined) chat.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, event.status);
-    fail(
-      chat,
-      event.status !== undefined ? String(event.status) : "model_request_failed",
-      event.message,
-    );
-    chat.end(epochMillis(event.time));
+    chat.span.addEvent(EVENT_LATTICE_MODEL_RETRY, attributes, epochMillis(event.time));
   }
 
   private toolQueued(event: EventOf<"tool_call_queued">): void {
-    if (event.index === 0) this.batch = [];
-    const span = this.settings.tracer.startSpan(
-      `${GEN_AI_OPERATION_EXECUTE_TOOL} ${event.name}`,
-      {
-        kind: SpanKind.INTERNAL,
-        startTime: epochMillis(event.time),
-        attributes: {
-          [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_EXECUTE_TOOL,
-          [ATTR_GEN_AI_TOOL_NAME]: event.name,
-        },
-      },
-      this.context,
-    );
-    span.setAttribute(ATTR_GEN_AI_TOOL_CALL_ID, event.id);
-    span.setAttribute(ATTR_GEN_AI_TOOL_TYPE, event.kind === "mcp" ? "extension" : "function");
-    span.setAttribute(ATTR_LATTICE_TOOL_KIND, event.kind);
-    span.setAttribute(ATTR_LATTICE_TURN, event.turn);
-    span.setAttribute(ATTR_LATTICE_BATCH_INDEX, event.index);
-    const tool: ToolSpan = {
-      span,
-      name: event.name,
-      queuedAt: event.time,
-      parent: this.context,
-    };
-    this.tools.set(event.id, tool);
-    this.batch[event.index] = tool;
-    this.settings.toolOpened(event.id, tool);
+    const index = event.index;
+    if (index === 0) this.newBatch();
+    const name = event.name;
+    let spanName = this.toolNames.get(name);
+    if (spanName === undefined) {
+      spanName = `${GEN_AI_OPERATION_EXECUTE_TOOL} ${name}`;
+      this.toolNames.set(name, spanName);
+    }
+    const tool = new ToolSpan(this.settings.tracer, spanName, event, this.context);
+    const previous = this.batch[index];
+    if (previous !== undefined) this.keepEarlier(previous);
+    this.batch[index] = tool;
+    this.byId?.set(tool.id, tool);
+    // An agent tool's span starts now: its child run starts under it before the turn ends.
+    if (tool.shared) {
+      tool.start();
+      this.settings.toolOpened(tool.id, tool);
+    } else this.settings.ends.add(tool);
+  }
+
+  /** A batch starts: the calls of the last one still open (their end lost) are kept apart. */
+  private newBatch(): void {
+    for (const tool of this.batch) if (tool !== undefined) this.keepEarlier(tool);
+    this.batch = [];
+  }
+
+  private keepEarlier(tool: ToolSpan): void {
+    if (this.earlier === undefined) this.earlier = [];
+    this.earlier.push(tool);
   }
 
   private batchPolicy(event: EventOf<"batch_policy">): void {
@@ -347,51 +342,36 @@ export class RunSpans {
 
   private batchPlanned(event: EventOf<"batch_planned">): void {
     // Serialized once per batch; every call's span shares the one string.
-    const plan = JSON.stringify(event.plan);
-    this.span.addEvent(
-      EVENT_LATTICE_BATCH_PLANNED,
-      { [ATTR_LATTICE_TURN]: event.turn, [ATTR_LATTICE_BATCH_PLAN]: plan },
-      epochMillis(event.time),
-    );
+    const plan = planJson(event.plan);
     const runs = event.plan.runs;
     const batch = this.batch;
     for (let runIndex = 0; runIndex < runs.length; runIndex++) {
       const run = runs[runIndex]!;
       const indices = run.indices;
       for (let position = 0; position < indices.length; position++) {
-        const span = batch[indices[position]!]?.span;
-        if (span === undefined) continue;
-        span.setAttribute(ATTR_LATTICE_TOOL_CONCURRENCY_SAFE, run.concurrent);
-        span.setAttribute(ATTR_LATTICE_BATCH_RUN_INDEX, runIndex);
-        span.setAttribute(ATTR_LATTICE_BATCH_PLAN, plan);
+        batch[indices[position]!]?.planned(plan, runIndex, run.concurrent);
       }
     }
   }
 
-  private toolStarted(event: EventOf<"tool_call_started">): void {
-    const tool = this.tools.get(event.id);
-    if (tool === undefined) return;
-    const span = tool.span;
-    span.setAttribute(ATTR_LATTICE_TOOL_QUEUED_MS, event.time - tool.queuedAt);
-    span.setAttribute(ATTR_LATTICE_TOOL_IN_FLIGHT, event.inFlight);
-    span.addEvent(EVENT_LATTICE_TOOL_STARTED, epochMillis(event.time));
-  }
-
   private toolFinished(event: EventOf<"tool_call_finished">): void {
-    const tool = this.tools.get(event.id);
+    const index = event.index;
+    const tool = this.callOf(index, event.id);
     if (tool === undefined) return;
-    this.tools.delete(event.id);
-    const span = tool.span;
-    span.setAttribute(ATTR_LATTICE_TOOL_STATUS, event.status);
-    span.setAttribute(ATTR_LATTICE_TOOL_IS_ERROR, event.isError);
-    span.setAttribute(ATTR_LATTICE_TOOL_DURATION_MS, event.durationMs);
-    if (event.status !== "completed") {
-      fail(span, event.status, TOOL_FAILURES[event.status] ?? event.status);
-    } else if (event.isError) {
-      fail(span, "tool_error", "the tool returned an is_error result");
+    if (this.batch[index] === tool) this.batch[index] = undefined;
+    else if (this.earlier !== undefined) {
+      this.earlier = this.earlier.filter((other) => other !== tool);
+      if (this.earlier.length === 0) this.earlier = undefined;
     }
-    span.end(epochMillis(event.time));
-    this.settings.toolClosed(event.id, tool);
+    this.byId?.delete(tool.id);
+    tool.finished({
+      time: event.time,
+      status: event.status,
+      isError: event.isError,
+      durationMs: event.durationMs,
+    });
+    this.settings.ends.add(tool);
+    if (tool.shared) this.settings.toolClosed(tool.id, tool);
   }
 
   private hook(event: EventOf<"hook">): void {
@@ -404,12 +384,16 @@ export class RunSpans {
       attributes[ATTR_ERROR_TYPE] = "hook_error";
       attributes["lattice.hook.error"] = event.error;
     }
-    const target = this.tools.get(event.toolUseId)?.span ?? this.span;
-    target.addEvent(EVENT_LATTICE_HOOK, attributes, epochMillis(event.time));
+    const time = epochMillis(event.time);
+    (this.openTool(event.toolUseId)?.span ?? this.span).addEvent(
+      EVENT_LATTICE_HOOK,
+      attributes,
+      time,
+    );
   }
 
   private toolProgress(event: EventOf<"tool_progress">): void {
-    const tool = this.tools.get(event.toolUseId);
+    const tool = this.openTool(event.toolUseId);
     if (tool === undefined) return;
     const attributes: Attributes = { "lattice.progress.value": event.progress };
     if (event.total !== undefined) attributes["lattice.progress.total"] = event.total;
@@ -430,7 +414,7 @@ export class RunSpans {
       if (this.settings.recordContent) {
         attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] = JSON.stringify(approval.input);
       }
-      const target = this.tools.get(approval.toolUseId)?.span ?? this.span;
+      const target = this.openTool(approval.toolUseId)?.span ?? this.span;
       target.addEvent(EVENT_LATTICE_APPROVAL_REQUESTED, attributes, time);
     }
   }
@@ -448,9 +432,9 @@ export class RunSpans {
       [ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS]: usage.cacheCreationInputTokens,
     });
     if (event.subtype !== "success" && !interrupted) {
-      fail(this.span, event.subtype, `the run ended with ${event.subtype}`);
+      failSpan(this.span, event.subtype, `the run ended with ${event.subtype}`);
     }
-    this.span.end(epochMillis(event.time));
+    this.end(event.time);
   }
 
   private runAborted(event: EventOf<"run_aborted">): void {
@@ -460,13 +444,23 @@ export class RunSpans {
       [ATTR_LATTICE_RUN_NUM_TURNS]: event.numTurns,
     });
     this.span.addEvent(EVENT_LATTICE_RUN_ABORTED, undefined, epochMillis(event.time));
-    fail(this.span, "aborted", "the run was aborted through its signal");
-    this.span.end(epochMillis(event.time));
+    failSpan(this.span, "aborted", "the run was aborted through its signal");
+    this.end(event.time);
   }
 }
 
-/** Marks a span failed: `error.type` and status ERROR. */
-function fail(span: Span, errorType: string, message: string): void {
-  span.setAttribute(ATTR_ERROR_TYPE, errorType);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+/**
+ * The plan as JSON, as `JSON.stringify(plan)` writes it: its three fields in their order
+ * (`{"mode":"safe","maxConcurrency":10,"runs":[{"concurrent":true,"indices":[0,1]}]}`).
+ * Written out by hand, once per batch: the generic serializer costs several times more.
+ */
+export function planJson(plan: EventOf<"batch_planned">["plan"]): string {
+  // A plan from elsewhere (a trace file) with odd values goes the generic way.
+  if (!Number.isSafeInteger(plan.maxConcurrency)) return JSON.stringify(plan);
+  let runs = "";
+  for (const run of plan.runs) {
+    if (runs !== "") runs += ",";
+    runs += `{"concurrent":${run.concurrent === true},"indices":[${run.indices.join(",")}]}`;
+  }
+  return `{"mode":${JSON.stringify(plan.mode)},"maxConcurrency":${plan.maxConcurrency},"runs":[${runs}]}`;
 }

@@ -163,15 +163,19 @@ const NO_HANDLER: ReadonlySet<string> = new Set([
 export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
   const runs = new Map<string, TimelineRun>();
   const callsById = new Map<string, TimelineCall>();
-  const turnsByKey = new Map<string, TimelineTurn>();
-  const callsByKey = new Map<string, TimelineCall>();
+  /** Each run's turns by number, and each turn's calls by id: no key strings per event. */
+  const turnsOfRun = new Map<TimelineRun, Map<number, TimelineTurn>>();
+  const callsOfTurn = new Map<TimelineTurn, Map<string, TimelineCall>>();
+  let lastRun: TimelineRun | undefined;
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
   let callCount = 0;
   let modelCallCount = 0;
 
   const runOf = (event: TraceEvent): TimelineRun => {
-    let run = runs.get(event.runId);
+    // A run's events come in a row: the last run saves most lookups.
+    let run =
+      lastRun !== undefined && lastRun.runId === event.runId ? lastRun : runs.get(event.runId);
     if (run === undefined) {
       run = {
         runId: event.runId,
@@ -184,16 +188,21 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
       };
       runs.set(event.runId, run);
     }
-    run.endedAt = Math.max(run.endedAt, event.time);
+    lastRun = run;
+    if (event.time > run.endedAt) run.endedAt = event.time;
     return run;
   };
   const turnOf = (run: TimelineRun, turn: number): TimelineTurn => {
-    const key = `${run.runId}\u0000${turn}`;
-    let found = turnsByKey.get(key);
+    let turns = turnsOfRun.get(run);
+    if (turns === undefined) {
+      turns = new Map();
+      turnsOfRun.set(run, turns);
+    }
+    let found = turns.get(turn);
     if (found === undefined) {
       found = { turn, models: [] };
       run.turns.push(found);
-      turnsByKey.set(key, found);
+      turns.set(turn, found);
     }
     return found;
   };
@@ -202,13 +211,15 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
     owner.batch ??= { calls: [] };
     return owner.batch;
   };
-  const callOf = (run: TimelineRun, turn: number, id: string): TimelineCall | undefined =>
-    callsByKey.get(`${run.runId}\u0000${turn}\u0000${id}`);
+  const callOf = (run: TimelineRun, turn: number, id: string): TimelineCall | undefined => {
+    const owner = turnsOfRun.get(run)?.get(turn);
+    return owner === undefined ? undefined : callsOfTurn.get(owner)?.get(id);
+  };
 
   for (const event of events) {
     if (typeof event?.time !== "number" || typeof event.runId !== "string") continue;
-    start = Math.min(start, event.time);
-    end = Math.max(end, event.time);
+    if (event.time < start) start = event.time;
+    if (event.time > end) end = event.time;
     const run = runOf(event);
     switch (event.type) {
       case "run_started":
@@ -299,9 +310,16 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
           progressCount: 0,
           children: [],
         };
-        batchOf(run, event.turn).calls.push(call);
+        const owner = turnOf(run, event.turn);
+        owner.batch ??= { calls: [] };
+        owner.batch.calls.push(call);
         callsById.set(call.id, call);
-        callsByKey.set(`${run.runId}\u0000${event.turn}\u0000${call.id}`, call);
+        let calls = callsOfTurn.get(owner);
+        if (calls === undefined) {
+          calls = new Map();
+          callsOfTurn.set(owner, calls);
+        }
+        calls.set(call.id, call);
         callCount++;
         break;
       }

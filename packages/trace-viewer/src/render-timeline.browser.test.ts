@@ -220,6 +220,21 @@ describe.skipIf(chromiumPath === null)("the timeline in headless Chromium (O7–
     await page.keyboard.press("Tab");
     await page.keyboard.press("End");
     expect(await page.locator("#tip").innerText()).toContain("toolu_500_19");
+    // Tab leaves the chart for the link after it, Shift+Tab comes back to the same bar and
+    // then reaches the link before it (the page moves the focus: the browser's own search
+    // would lay out every row on the way).
+    const focusedId = () => page.evaluate(() => document.activeElement?.id ?? "");
+    const focusedBar = () =>
+      page.evaluate(() => document.activeElement?.getAttribute("data-n") ?? null);
+    const last = await focusedBar();
+    await page.keyboard.press("Tab");
+    expect(await focusedId()).toBe("back");
+    await page.keyboard.press("Shift+Tab");
+    expect(await focusedBar()).toBe(last);
+    await page.keyboard.press("Shift+Tab");
+    expect(await focusedId()).toBe("skip");
+    await page.keyboard.press("Tab");
+    expect(await focusedBar()).toBe(last);
     // The bench measures it (bench/timeline.bench.mjs); this bound is generous on purpose.
     expect(elapsed).toBeLessThan(10_000);
     await page.close();

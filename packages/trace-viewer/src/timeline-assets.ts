@@ -3,7 +3,7 @@
  * pattern on the bar; colour only repeats them.
  */
 export const TIMELINE_CSS = `
-:root{--label:300px;--row:22px;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--run:#2f6fdb;--model:#7a4bc2;--bad:#c62828;--warn:#b35900;--grey:#6e7781}
+:root{--label:300px;--row:24px;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--run:#2f6fdb;--model:#7a4bc2;--bad:#c62828;--warn:#b35900;--grey:#6e7781}
 *{box-sizing:border-box}
 body{margin:0;font:13px/1.35 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:#fff}
 header{padding:12px 16px;border-bottom:1px solid var(--line)}
@@ -16,10 +16,14 @@ h1{font-size:17px;margin:0 0 4px}
 .axis{position:sticky;top:0;z-index:3;display:grid;grid-template-columns:var(--label) 1fr;background:#fff;border-bottom:1px solid var(--line)}
 .axis .ticks{position:relative;height:22px;margin-right:24px}
 .tick{position:absolute;top:4px;font-size:11px;color:var(--muted);transform:translateX(-50%);white-space:nowrap}
-main{padding:0 0 40px}
-.row{display:flex;min-height:var(--row)}
+main{padding:0 0 16px}
+footer{padding:8px 16px 40px;border-top:1px solid var(--line)}
+a{color:var(--run)}
+a:focus-visible{outline:3px solid #0b0b0b;outline-offset:2px}
+.chunk{content-visibility:auto}
+.row{display:flex;height:var(--row)}
 .row:hover{background:#f6f8fa}
-.label{width:var(--label);flex:none;padding:3px 8px 3px calc(8px + var(--depth,0) * 16px);white-space:nowrap;overflow:hidden;text-overflow:ellipsis;border-right:1px solid var(--line)}
+.label{width:var(--label);flex:none;line-height:18px;padding:3px 8px 3px calc(8px + var(--depth,0) * 16px);white-space:nowrap;overflow:hidden;text-overflow:ellipsis;border-right:1px solid var(--line)}
 .label .id{color:var(--muted);font-size:11px}
 .label .st{font-size:11px;margin-left:4px}
 .track{position:relative;flex:1;margin-right:24px}
@@ -30,9 +34,9 @@ main::before{content:"";position:absolute;top:0;bottom:0;left:var(--label);right
 .turn-head .label{color:var(--muted);font-size:12px}
 .batch-head .label{font-size:12px;color:var(--muted)}
 .nested{box-shadow:inset 3px 0 0 #9db8e8}
-.span{position:absolute;top:9px;height:4px;background:#8c959f;border-radius:2px}
-.marker{position:absolute;top:1px;font-size:13px;transform:translateX(-50%)}
-.bar{position:absolute;top:3px;height:16px;min-width:3px;border-radius:2px;outline-offset:2px;cursor:default;display:flex}
+.span{position:absolute;top:10px;height:4px;background:#8c959f;border-radius:2px}
+.marker{position:absolute;top:2px;font-size:13px;transform:translateX(-50%)}
+.bar{position:absolute;top:4px;height:16px;min-width:3px;border-radius:2px;outline-offset:2px;cursor:default;display:flex}
 .bar:focus{outline:3px solid #0b0b0b;z-index:2}
 .bar:focus-visible{outline:3px solid #0b0b0b}
 .seg{position:absolute;top:0;bottom:0;min-width:2px}
@@ -65,10 +69,12 @@ export const TIMELINE_SCRIPT = `
 (function(){
   var tip=document.getElementById("tip");
   var bars=document.querySelectorAll(".bar");
-  var tips=JSON.parse(document.getElementById("tips").textContent||"[]");
+  // The bars' details are parsed when first shown, not while the page loads.
+  var tips=null;
   var current=0;
   var FIELDS=[["tool","Tool"],["id","Call id"],["turn","Turn"],["queued","Queued"],["started","Started"],["finished","Finished"],["wait","Queue wait"],["duration","Duration"],["status","Status"],["why","Why it waited"],["inflight","In flight"],["late","Settled late"],["detail","Detail"]];
   function show(bar){
+    if(tips===null)tips=JSON.parse(document.getElementById("tips").textContent||"[]");
     var d=tips[Number(bar.getAttribute("data-n"))]||{};
     tip.textContent="";
     var title=document.createElement("b");
@@ -113,8 +119,28 @@ export const TIMELINE_SCRIPT = `
     show(bar);
   });
   document.addEventListener("focusout",hide);
+  var skip=document.getElementById("skip"),back=document.getElementById("back");
+  // Tab into and out of the chart is done here: the browser's own search for the next tab
+  // stop visits every row, and lays out each off-screen chunk it passes (a second or more on
+  // a 10,000-call page). The order is the page's: skip link, the chart (one tab stop), back
+  // link; from nothing focused, Tab enters the chart and Shift+Tab the back link; from either
+  // link outwards the browser goes on as usual.
+  function tab(event){
+    var active=document.activeElement,onBar=barOf(active)!==null,nothing=active===null||active===document.body||active===document.documentElement;
+    var to=null;
+    if(event.shiftKey){
+      if(onBar)to=skip;
+      else if(active===back)to="chart";
+      else if(nothing)to=back;
+    }else if(onBar)to=back;
+    else if(active===skip||nothing)to="chart";
+    if(to===null||(to==="chart"&&bars.length===0))return;
+    event.preventDefault();
+    if(to==="chart")move(current);else to.focus();
+  }
   document.addEventListener("keydown",function(event){
     if(event.key==="Escape"){hide();return;}
+    if(event.key==="Tab"&&!event.altKey&&!event.ctrlKey&&!event.metaKey){tab(event);return;}
     if(!barOf(event.target))return;
     var step={ArrowDown:1,ArrowRight:1,ArrowUp:-1,ArrowLeft:-1,PageDown:20,PageUp:-20}[event.key];
     if(step!==undefined){event.preventDefault();move(current+step);}

@@ -1,0 +1,236 @@
+// O6 benchmark (not a test): CPU per model turn of an agent whose trace goes to OpenTelemetry
+// spans (`@lattice/otel`) and an InMemorySpanExporter, beside the same agent without tracing
+// (no `onTrace` at all), in the same process. The observability contract's O6 asks for
+// ≤ 1.10 × untraced. Run from the repository root after building the packages:
+//
+//   node bench/otel.bench.mjs [--quick] [--otel-dist <other build's packages/otel/dist>]
+//
+// The scripted model server of agent.bench.mjs (bench/model-server.mjs, in a child process, so
+// that process CPU here is the client's alone) answers `loop-<calls>`: 20 turns each calling
+// tools t0..t<calls-1> once, then a final text (21 model turns per run). Each of 1 and 10 tools,
+// streaming and not, runs these variants:
+//   untraced       no onTrace: the baseline
+//   emptyListener  onTrace: () => {} (what core's trace events cost, whoever listens)
+//   noProvider     otelObserver() with no tracer provider registered (O1: costs nothing
+//                  measurable)
+//   simple         otelObserver → SimpleSpanProcessor → InMemorySpanExporter (the O6 figure)
+//   batch          otelObserver → BatchSpanProcessor (defaults) → InMemorySpanExporter
+//   bareSimple     the same spans with no attributes or events, straight to the SDK, through
+//                  the SimpleSpanProcessor: the floor any observer stands on
+// and, with --otel-dist, `simpleOther` / `batchOther` through that other build of the observer
+// (before/after comparisons of a change, alternating in one process).
+// Each run is measured with the export of its spans (a forceFlush of its processor, so that
+// spans still queued are this run's work; then the exporter forgets them). After a warm-up,
+// a round runs every variant `runs` times, the variants taking turns run by run in an order
+// rotated each time, so that drift (JIT, GC, a neighbour's load) hits every variant alike. A
+// figure is the median of the rounds' CPU per turn; a ratio is the median of the rounds'
+// ratios to `untraced`.
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { createAgent, tool } from "agent-lattice";
+import { z } from "zod/v4";
+import { startModelServer } from "./agent.bench.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "..");
+const quick = process.argv.includes("--quick");
+const otherAt = process.argv.indexOf("--otel-dist");
+const otherDist = otherAt === -1 ? undefined : resolve(process.argv[otherAt + 1]);
+const TURNS_PER_RUN = 21;
+const GOAL = 1.1;
+
+// @lattice/otel and the OpenTelemetry SDK are the otel package's (dev) dependencies, not the
+// bench's: load them from there, so that one @opentelemetry/api serves both.
+const otelRequire = createRequire(join(root, "packages/otel/package.json"));
+const { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor } =
+  otelRequire("@opentelemetry/sdk-trace-base");
+const api = otelRequire("@opentelemetry/api");
+const { otelObserver } = await import(
+  pathToFileURL(join(root, "packages/otel/dist/index.js")).href
+);
+const other =
+  otherDist === undefined
+    ? undefined
+    : (await import(pathToFileURL(join(otherDist, "index.js")).href)).otelObserver;
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const cpuMicros = () => {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+};
+
+/** A tracer provider with one processor in front of its own in-memory exporter. */
+function pipeline(kind) {
+  const exporter = new InMemorySpanExporter();
+  const processor =
+    kind === "simple" ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
+  const provider = new BasicTracerProvider({ spanProcessors: [processor] });
+  return {
+    tracer: provider.getTracer("bench"),
+    /** Exports what is queued (inside the measured time), then forgets the spans. */
+    async drain() {
+      await processor.forceFlush();
+      const count = exporter.getFinishedSpans().length;
+      exporter.reset();
+      return count;
+    },
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+/**
+ * The least any observer does: a span per run, model call and tool call, parented and timed
+ * like the observer's, with no attribute and no event. Its cost is the SDK's and the
+ * processor's alone, the floor under `simple`.
+ */
+function bareSpans({ tracer }) {
+  const epoch = (time) => performance.timeOrigin + time;
+  const runs = new Map();
+  return {
+    onTrace(event) {
+      if (event.type === "run_started") {
+        const span = tracer.startSpan("invoke_agent", { startTime: epoch(event.time) });
+        const context = api.trace.setSpan(api.context.active(), span);
+        runs.set(event.runId, { span, context, chat: undefined, tools: new Map() });
+        return;
+      }
+      const run = runs.get(event.runId);
+      if (run === undefined) return;
+      const start = (name) => tracer.startSpan(name, { startTime: epoch(event.time) }, run.context);
+      switch (event.type) {
+        case "model_request_started":
+          run.chat = start("chat");
+          break;
+        case "model_request_finished":
+          run.chat.end(epoch(event.time));
+          break;
+        case "tool_call_queued":
+          run.tools.set(event.id, start("execute_tool"));
+          break;
+        case "tool_call_finished":
+          run.tools.get(event.id).end(epoch(event.time));
+          run.tools.delete(event.id);
+          break;
+        case "run_finished":
+          run.span.end(epoch(event.time));
+          runs.delete(event.runId);
+          break;
+      }
+    },
+  };
+}
+
+function makeAgent(url, toolCount, stream, onTrace) {
+  return createAgent({
+    apiKey: "bench",
+    baseURL: url,
+    model: `loop-${toolCount}`,
+    stream,
+    maxTurns: 50,
+    tools: Array.from({ length: toolCount }, (_, index) =>
+      tool(`t${index}`, "d", z.object({ n: z.number() }), ({ n }) => ({ content: String(n) }), {
+        isConcurrencySafe: () => true,
+      }),
+    ),
+    ...(onTrace !== undefined ? { onTrace } : {}),
+  });
+}
+
+async function measure(url, toolCount, stream) {
+  const pipelines = [];
+  const variant = (observe, kind) => {
+    const traced = pipeline(kind);
+    pipelines.push(traced);
+    return {
+      agent: makeAgent(
+        url,
+        toolCount,
+        stream,
+        observe({ agentName: "bench", tracer: traced.tracer }).onTrace,
+      ),
+      drain: traced.drain,
+    };
+  };
+  const variants = {
+    untraced: { agent: makeAgent(url, toolCount, stream) },
+    emptyListener: { agent: makeAgent(url, toolCount, stream, () => {}) },
+    noProvider: { agent: makeAgent(url, toolCount, stream, otelObserver().onTrace) },
+    simple: variant(otelObserver, "simple"),
+    batch: variant(otelObserver, "batch"),
+    bareSimple: variant(bareSpans, "simple"),
+    ...(other !== undefined
+      ? { simpleOther: variant(other, "simple"), batchOther: variant(other, "batch") }
+      : {}),
+  };
+  const names = Object.keys(variants);
+  const runs = quick ? 8 : 20;
+  const rounds = quick ? 7 : 15;
+  // Spans per run: one invoke_agent, 21 chat, 20 × toolCount execute_tool.
+  const spansPerRun = 1 + TURNS_PER_RUN + (TURNS_PER_RUN - 1) * toolCount;
+  /** One run and the export of its spans; its CPU time in µs. */
+  const once = async (name) => {
+    const start = cpuMicros();
+    const result = await variants[name].agent.run("go");
+    const spans = await variants[name].drain?.();
+    const elapsed = cpuMicros() - start;
+    if (result.numTurns !== TURNS_PER_RUN)
+      throw new Error(`expected ${TURNS_PER_RUN} turns, got ${result.numTurns}`);
+    if (spans !== undefined && spans !== spansPerRun)
+      throw new Error(`${name}: expected ${spansPerRun} spans, exported ${spans}`);
+    return elapsed;
+  };
+  for (let index = 0; index < (quick ? 15 : 40); index++)
+    for (const name of names) await once(name);
+  const samples = Object.fromEntries(names.map((name) => [name, []]));
+  const ratios = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const total = Object.fromEntries(names.map((name) => [name, 0]));
+    // Run by run, the variants take turns (in an order rotated every time), so that drift
+    // (JIT, GC, a neighbour's load) hits every variant alike.
+    for (let index = 0; index < runs; index++) {
+      const shift = round * runs + index;
+      for (let position = 0; position < names.length; position++) {
+        const name = names[(position + shift) % names.length];
+        total[name] += await once(name);
+      }
+    }
+    for (const name of names) {
+      samples[name].push(total[name] / (runs * TURNS_PER_RUN));
+      ratios[name].push(total[name] / total.untraced);
+    }
+  }
+  await Promise.all(pipelines.map((traced) => traced.shutdown()));
+  const row = { tools: toolCount, stream };
+  for (const name of names) row[`${name} µs`] = Math.round(median(samples[name]));
+  for (const name of names)
+    if (name !== "untraced") row[`${name} ÷ untraced`] = Number(median(ratios[name]).toFixed(3));
+  return row;
+}
+
+const server = await startModelServer();
+try {
+  const rows = [];
+  for (const [toolCount, stream] of [
+    [1, false],
+    [10, false],
+    [1, true],
+    [10, true],
+  ]) {
+    rows.push(await measure(server.url, toolCount, stream));
+  }
+  console.table(rows);
+  for (const row of rows) {
+    const ratio = row["simple ÷ untraced"];
+    console.log(
+      `O6 ${row.tools} tool${row.tools === 1 ? "" : "s"}, ${row.stream ? "streaming" : "non-streaming"}: otel (SimpleSpanProcessor, in-memory) ÷ untraced = ${ratio.toFixed(2)} (BatchSpanProcessor ${row["batch ÷ untraced"].toFixed(2)}; bare SDK spans ${row["bareSimple ÷ untraced"].toFixed(2)}; goal ≤ ${GOAL.toFixed(2)}): ${ratio <= GOAL ? "met" : "NOT met"}`,
+    );
+  }
+  console.log(JSON.stringify({ bench: "otel", quick, otherDist, rows }));
+} finally {
+  server.close();
+}
