@@ -100,6 +100,7 @@ const longRun = runChild("Long runs and sessions", "long-run.bench.mjs");
 const fileTools = runChild("Built-in file tools", "file-tools.bench.mjs");
 const mcp = runChild("MCP client", "mcp.bench.mjs");
 const otel = runChild("OpenTelemetry spans (O6)", "otel.bench.mjs");
+const workers = runChild("Runs on BullMQ workers", "workers.bench.mjs");
 
 mkdirSync(join(here, "results"), { recursive: true });
 writeFileSync(
@@ -118,6 +119,7 @@ writeFileSync(
       longRun: longRun.stdout,
       mcp: mcp.stdout,
       otel: otel.stdout,
+      workers: workers.stdout,
     },
     null,
     2,

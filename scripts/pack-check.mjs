@@ -24,6 +24,9 @@ const packages = [
   "mcp",
   "otel",
   "trace-viewer",
+  "store-postgres",
+  "store-redis",
+  "bullmq",
 ];
 const work = mkdtempSync(join(tmpdir(), "lattice-pack-"));
 const run = (command, args, cwd) =>
@@ -64,6 +67,9 @@ try {
           "@lattice/mcp": tarballs["@lattice/mcp"],
           "@lattice/otel": tarballs["@lattice/otel"],
           "@lattice/trace-viewer": tarballs["@lattice/trace-viewer"],
+          "@lattice/store-postgres": tarballs["@lattice/store-postgres"],
+          "@lattice/store-redis": tarballs["@lattice/store-redis"],
+          "@lattice/bullmq": tarballs["@lattice/bullmq"],
           "@opentelemetry/api": "1.9.1",
           // The MCP SDK's types use Node's Buffer: a project with @lattice/mcp has @types/node.
           "@types/node": "20.19.43",
@@ -155,15 +161,19 @@ console.log("pack check: ok (" + result.result + ", " + checks.length + " sessio
   );
   process.stdout.write(run(process.execPath, ["out/check.js"], project));
 
-  // @lattice/mcp, @lattice/otel and @lattice/trace-viewer are Node-only (the MCP SDK's types
-  // use Node's Buffer): their project has @types/node, which the check above does without.
+  // @lattice/mcp, @lattice/otel, @lattice/trace-viewer, the server stores and @lattice/bullmq
+  // are Node-only (the MCP SDK's, pg's and ioredis's types use Node's): their project has
+  // @types/node, which the check above does without.
   mkdirSync(join(project, "mcp"));
   writeFileSync(
     join(project, "mcp", "check-mcp.ts"),
     `import { mcpServer, serveMcp } from "@lattice/mcp";
 import { otelObserver } from "@lattice/otel";
 import { renderTimeline } from "@lattice/trace-viewer";
-import { tool } from "agent-lattice";
+import { postgresSessionStore } from "@lattice/store-postgres";
+import { redisSessionStore } from "@lattice/store-redis";
+import { createRunQueue, RunQueueError } from "@lattice/bullmq";
+import { LatticeError, tool } from "agent-lattice";
 import { z } from "zod/v4";
 
 const source = mcpServer({ name: "fs", command: "node", args: ["server.js"] });
@@ -173,7 +183,23 @@ const served = await serveMcp({ name: "pack-check", version: "1.0.0", tools: [ec
 await served.close();
 if (typeof otelObserver().onTrace !== "function") throw new Error("@lattice/otel: no onTrace");
 if (!renderTimeline([]).toLowerCase().startsWith("<!doctype html>")) throw new Error("@lattice/trace-viewer: no HTML");
-console.log("pack check: @lattice/mcp, @lattice/otel, @lattice/trace-viewer ok");
+// The server packages load and report an unreachable server clearly, without a server.
+const queue = createRunQueue({ connection: "redis://127.0.0.1:1", connectTimeoutMs: 200 });
+let queueError: unknown;
+try { await queue.enqueue("agent", "hi"); } catch (error) { queueError = error; }
+await queue.close();
+if (!(queueError instanceof RunQueueError) || !(queueError instanceof LatticeError) || queueError.code !== "redis_unreachable") throw new Error("@lattice/bullmq: unexpected " + String(queueError));
+const pgStore = postgresSessionStore({ connectionString: "postgres://nobody@127.0.0.1:1/none?connect_timeout=1" });
+let pgError: unknown;
+try { await pgStore.load("s"); } catch (error) { pgError = error; }
+await pgStore.close();
+if (!(pgError instanceof LatticeError)) throw new Error("@lattice/store-postgres: unexpected " + String(pgError));
+const redisStore = redisSessionStore({ url: "redis://127.0.0.1:1", timeoutMs: 500 });
+let redisError: unknown;
+try { await redisStore.load("s"); } catch (error) { redisError = error; }
+await redisStore.close();
+if (!(redisError instanceof LatticeError)) throw new Error("@lattice/store-redis: unexpected " + String(redisError));
+console.log("pack check: @lattice/mcp, @lattice/otel, @lattice/trace-viewer, @lattice/store-postgres, @lattice/store-redis, @lattice/bullmq ok");
 `,
   );
   writeFileSync(

@@ -1,0 +1,555 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Prompt, SDKMessage, SDKResultMessage } from "@lattice/core";
+import { InvalidOptionError } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
+import { Job, Queue } from "bullmq";
+import { closeClient, openClient, type RedisConnection, waitUntilReady } from "./connection.js";
+import { RunQueueError } from "./errors.js";
+import { RunKeys, stepJobId } from "./keys.js";
+import { readStream } from "./read-stream.js";
+import {
+  type ApprovalDecisions,
+  type ControlRecord,
+  encodeRecord,
+  RECORD_FIELD,
+  STEP_JOB_NAME,
+  type StepJobData,
+  type StreamRecord,
+} from "./step-job.js";
+
+/** The queue name when none is given. */
+export const DEFAULT_QUEUE_NAME = "lattice-runs";
+/** The BullMQ key prefix when none is given. */
+export const DEFAULT_PREFIX = "lattice";
+/** How many times a step job is tried before its run ends as failed, by default. */
+export const DEFAULT_STEP_ATTEMPTS = 5;
+/** The first retry delay of a failed step, doubled on each further attempt, by default. */
+export const DEFAULT_STEP_BACKOFF_MS = 1_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_RESUME_TIMEOUT_MS = 30_000;
+
+/** Options of {@link createRunQueue}. Checked strictly. */
+export interface RunQueueOptions {
+  /** Where Redis is: a URL, ioredis options, or your ioredis client (never closed by Lattice). */
+  readonly connection: RedisConnection;
+  /** The queue's name; producers and workers of one queue use the same. Default `"lattice-runs"`. */
+  readonly name?: string;
+  /** BullMQ's key prefix. Default `"lattice"`. */
+  readonly prefix?: string;
+  /** How long an operation waits for Redis before it fails with `redis_unreachable`. Default 5,000 ms. */
+  readonly connectTimeoutMs?: number;
+  /** Attempts of the first step job of a run (the workers set those of the others). Default 5. */
+  readonly stepAttempts?: number;
+  /** First retry delay of that job, doubled per attempt. Default 1,000 ms. */
+  readonly stepBackoffMs?: number;
+}
+
+const QUEUE_OPTION_KEYS = [
+  "connection",
+  "name",
+  "prefix",
+  "connectTimeoutMs",
+  "stepAttempts",
+  "stepBackoffMs",
+] as const;
+
+/** Options of {@link RunQueue.enqueue}. Checked strictly. */
+export interface EnqueueOptions {
+  /** The conversation to continue or start (R6); default a fresh UUID. */
+  readonly sessionId?: string;
+  /** The run's id; default a fresh UUID. Must be unique, without `:`. */
+  readonly runId?: string;
+}
+
+/** The ids of a run on the queue, known at once (D3). */
+export interface EnqueuedRun {
+  readonly runId: string;
+  readonly sessionId: string;
+}
+
+/** Options of {@link RunQueue.result}. */
+export interface RunResultOptions {
+  /** Stops waiting: the promise rejects with an error named `"AbortError"`; the run goes on. */
+  readonly signal?: AbortSignal;
+  /** Stops waiting after this long with `result_timeout`; the run goes on. Default: no limit. */
+  readonly timeoutMs?: number;
+}
+
+/** Options of {@link RunQueue.events}. */
+export interface RunEventsOptions {
+  /** Stops the iteration with an error named `"AbortError"`; the run goes on. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link RunQueue.resume}. Checked strictly. */
+export interface QueueResumeOptions {
+  /** Decisions on the pending approvals of an interrupted run, by approval id (R15, D7). */
+  readonly decisions?: ApprovalDecisions;
+  /**
+   * How long to wait for a worker to accept the resume (check the decisions against the log
+   * and store them). Default 30,000 ms; then `result_timeout`, the resume staying queued.
+   */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * A queue of agent runs on BullMQ (D3): producers enqueue runs and read their messages and
+ * results from any process; workers ({@link createRunWorker}) take their steps.
+ */
+export interface RunQueue {
+  /** The queue's name. */
+  readonly name: string;
+  /**
+   * Resolves once Redis answers; every operation waits for it first.
+   *
+   * @throws `RunQueueError` `redis_unreachable`, naming the server, after `connectTimeoutMs`.
+   */
+  ready(): Promise<void>;
+  /**
+   * Enqueues a run of the agent named `agentName` on `prompt` and returns its ids at once; a
+   * worker that knows the agent takes its first step. Runs on one session take turns: a run
+   * enqueued while another is unfinished starts when that one ends.
+   *
+   * @throws `InvalidOptionError` for a bad argument; `RunQueueError` `redis_unreachable`.
+   */
+  enqueue(agentName: string, prompt: Prompt, options?: EnqueueOptions): Promise<EnqueuedRun>;
+  /**
+   * Waits for the run's result message, from any process: its final result, or an
+   * `interrupted` one while it waits for approvals (resume it with {@link RunQueue.resume}).
+   *
+   * @throws `RunQueueError`: `run_not_found` for a run this queue never had, `unknown_agent`
+   *   when no worker knows its agent, `session_busy` when its session's previous run waits for
+   *   approvals or was aborted, `run_failed` when it failed without a result (its store down,
+   *   say), `run_aborted` (named `"AbortError"`) after {@link RunQueue.abort},
+   *   `result_timeout`; an `AbortError` when `signal` aborts.
+   */
+  result(runId: string, options?: RunResultOptions): Promise<SDKResultMessage>;
+  /**
+   * Streams the run's messages from its start, in any process (D3): `system`, then per step
+   * the `assistant` or `user` message, and last the `result`. A step's messages arrive when
+   * the step's outcome is stored. An `interrupted` result is followed by the resumed run's
+   * messages; the iteration ends after the final result.
+   *
+   * @throws as {@link RunQueue.result} does, from the iterator.
+   */
+  events(runId: string, options?: RunEventsOptions): AsyncIterable<SDKMessage>;
+  /**
+   * Continues a session's unfinished run from any process (D7): with `decisions` for one that
+   * waits for approvals, without for one cut by {@link RunQueue.abort} or a failure. Resolves
+   * once a worker accepted it (the decisions are checked against the log and stored); the run
+   * goes on there.
+   *
+   * @throws `RunQueueError` `run_not_found` when no worker took a run of the session,
+   *   `resume_refused` with the worker's reason (`approval_missing`, `approval_unknown`,
+   *   `not_interrupted`, ...), `result_timeout` when no worker accepted it in time.
+   */
+  resume(sessionId: string, options?: QueueResumeOptions): Promise<EnqueuedRun>;
+  /**
+   * Aborts a run wherever it is (D9): the worker holding it aborts its step (started handlers
+   * see their signal), later steps do not run, `result()` rejects with `run_aborted`. The log
+   * keeps what was done; {@link RunQueue.resume} continues it.
+   */
+  abort(runId: string, reason?: string): Promise<void>;
+  /** Closes the queue's connections (not a client you passed). */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates a queue of agent runs on BullMQ over Redis (D3). Nothing connects until the first
+ * operation.
+ *
+ * @example
+ * ```ts
+ * const queue = createRunQueue({ connection: "redis://127.0.0.1:6379" });
+ * const { runId } = await queue.enqueue("support", "Where is order 1042?", { sessionId: "c-7" });
+ * const result = await queue.result(runId);
+ * ```
+ * @throws `UnknownOptionError` or `InvalidOptionError` for bad options.
+ */
+export function createRunQueue(options: RunQueueOptions): RunQueue {
+  assertKnownOptions(options, QUEUE_OPTION_KEYS, "RunQueueOptions:");
+  checkConnection("RunQueueOptions:", options?.connection);
+  const name = checkName("RunQueueOptions:", "name", options.name, DEFAULT_QUEUE_NAME);
+  const prefix = checkName("RunQueueOptions:", "prefix", options.prefix, DEFAULT_PREFIX);
+  const connectTimeoutMs = checkPositive(
+    "RunQueueOptions:",
+    "connectTimeoutMs",
+    options.connectTimeoutMs,
+    DEFAULT_CONNECT_TIMEOUT_MS,
+  );
+  const opened = openClient(options.connection);
+  const keys = new RunKeys(prefix, name);
+  /** Fails a wait whose run's records are gone (Redis restarted without persistence). */
+  const checkStillThere = async (runId: string, method: string): Promise<void> => {
+    if ((await opened.client.exists(keys.run(runId))) === 0) {
+      throw new RunQueueError(
+        "run_not_found",
+        `${method}: the records of run ${JSON.stringify(runId)} are gone from Redis while waiting (Redis restarted without persistence, or they expired). The run's log is in its session store; queue.resume(sessionId) continues an unfinished run.`,
+        runId,
+      );
+    }
+  };
+  const queue = new Queue<StepJobData>(name, {
+    connection: opened.client,
+    prefix,
+    defaultJobOptions: stepJobOptions(
+      checkPositive(
+        "RunQueueOptions:",
+        "stepAttempts",
+        options.stepAttempts,
+        DEFAULT_STEP_ATTEMPTS,
+      ),
+      checkPositive(
+        "RunQueueOptions:",
+        "stepBackoffMs",
+        options.stepBackoffMs,
+        DEFAULT_STEP_BACKOFF_MS,
+      ),
+    ),
+  });
+  // Failures are reported by the operation that met them.
+  queue.on("error", () => {});
+  let closed = false;
+  // Aborted by close(): pending result() and events() calls end, and their connections close.
+  const closing = new AbortController();
+  const untilClosed = (signal: AbortSignal | undefined): AbortSignal =>
+    signal === undefined ? closing.signal : AbortSignal.any([signal, closing.signal]);
+  const closedError = (): RunQueueError =>
+    new RunQueueError("closed", `Run queue "${name}" was closed while waiting; the run goes on.`);
+  let readiness: Promise<void> | undefined;
+  const ready = (): Promise<void> => {
+    if (closed) {
+      return Promise.reject(
+        new RunQueueError("closed", `Run queue "${name}" was closed; create a new one.`),
+      );
+    }
+    readiness ??= waitUntilReady(opened, connectTimeoutMs).catch((error: unknown) => {
+      readiness = undefined;
+      throw error;
+    });
+    return readiness;
+  };
+
+  const requireRun = async (runId: string, method: string): Promise<void> => {
+    checkId(`${method}:`, "runId", runId);
+    await ready();
+    if ((await opened.client.exists(keys.run(runId))) === 0) {
+      throw new RunQueueError(
+        "run_not_found",
+        `${method}: run ${JSON.stringify(runId)} is not on queue "${name}" (never enqueued there, or its records expired). Check the id and the queue's name and prefix.`,
+        runId,
+      );
+    }
+  };
+
+  return Object.freeze({
+    name,
+    ready,
+
+    async enqueue(agentName: string, prompt: Prompt, enqueueOptions?: EnqueueOptions) {
+      checkId("enqueue():", "agentName", agentName);
+      checkPrompt(prompt);
+      assertKnownOptions(enqueueOptions, ["sessionId", "runId"], "EnqueueOptions:");
+      const sessionId = enqueueOptions?.sessionId ?? randomUUID();
+      const runId = enqueueOptions?.runId ?? randomUUID();
+      checkId("EnqueueOptions:", "sessionId", sessionId);
+      checkId("EnqueueOptions:", "runId", runId);
+      if (runId.includes(":")) {
+        throw new InvalidOptionError(
+          "EnqueueOptions:",
+          "runId",
+          `must not contain ":" (it names the run's jobs, run:<runId>:<step>), received ${JSON.stringify(runId)}.`,
+        );
+      }
+      await ready();
+      if ((await opened.client.hsetnx(keys.run(runId), "agentName", agentName)) === 0) {
+        throw new RunQueueError(
+          "run_exists",
+          `enqueue(): run ${JSON.stringify(runId)} is already on queue "${name}". Run ids name one run each: leave runId out for a fresh one.`,
+          runId,
+        );
+      }
+      await opened.client
+        .multi()
+        .hset(keys.run(runId), {
+          sessionId,
+          state: "queued",
+          enqueuedAt: new Date().toISOString(),
+        })
+        .rpush(keys.waiting(sessionId), runId)
+        .exec();
+      const data: StepJobData = { v: 1, agentName, sessionId, runId, step: 0, prompt };
+      await queue.add(STEP_JOB_NAME, data, { jobId: stepJobId(runId, 0) });
+      return { runId, sessionId };
+    },
+
+    async result(runId: string, resultOptions?: RunResultOptions) {
+      await requireRun(runId, "result()");
+      const timeoutMs = resultOptions?.timeoutMs;
+      const signals: AbortSignal[] = [];
+      if (resultOptions?.signal !== undefined) signals.push(resultOptions.signal);
+      if (timeoutMs !== undefined) signals.push(AbortSignal.timeout(timeoutMs));
+      const signal = untilClosed(signals.length === 0 ? undefined : AbortSignal.any(signals));
+      try {
+        let last: StreamRecord | undefined;
+        for await (const batch of readStream(opened, keys.events(runId), signal)) {
+          if (batch.records.length === 0) await checkStillThere(runId, "result()");
+          last = batch.records[batch.records.length - 1] ?? last;
+          if (!batch.caughtUp || last === undefined) continue;
+          if (last.kind === "message") {
+            if (last.message.type === "result") return last.message;
+            continue;
+          }
+          if (last.kind !== "resumed") throw recordError(last, runId);
+        }
+      } catch (error) {
+        if (closing.signal.aborted) throw closedError();
+        if (
+          timeoutMs !== undefined &&
+          signal?.aborted === true &&
+          resultOptions?.signal?.aborted !== true
+        ) {
+          throw new RunQueueError(
+            "result_timeout",
+            `result(): run ${JSON.stringify(runId)} gave no result within ${timeoutMs} ms. It goes on; ask again later, or check that workers of queue "${name}" are running.`,
+            runId,
+          );
+        }
+        throw error;
+      }
+      throw new Error("unreachable: the stream reader never ends");
+    },
+
+    events(runId: string, eventsOptions?: RunEventsOptions): AsyncIterable<SDKMessage> {
+      return {
+        async *[Symbol.asyncIterator]() {
+          await requireRun(runId, "events()");
+          const batches = readStream(
+            opened,
+            keys.events(runId),
+            untilClosed(eventsOptions?.signal),
+          );
+          const guarded = async function* () {
+            try {
+              yield* batches;
+            } catch (error) {
+              if (closing.signal.aborted) throw closedError();
+              throw error;
+            }
+          };
+          for await (const batch of guarded()) {
+            const records = batch.records;
+            if (records.length === 0) await checkStillThere(runId, "events()");
+            for (let index = 0; index < records.length; index++) {
+              const record = records[index]!;
+              if (record.kind === "message") {
+                yield record.message;
+                const message = record.message;
+                if (message.type === "result" && message.subtype !== "interrupted") return;
+                continue;
+              }
+              if (record.kind === "resumed") continue;
+              // An abort or failure that a resume followed is history, not the end.
+              if (batch.caughtUp && index === records.length - 1) throw recordError(record, runId);
+            }
+          }
+        },
+      };
+    },
+
+    async resume(sessionId: string, resumeOptions?: QueueResumeOptions) {
+      checkId("resume():", "sessionId", sessionId);
+      assertKnownOptions(resumeOptions, ["decisions", "timeoutMs"], "QueueResumeOptions:");
+      const timeoutMs = checkPositive(
+        "QueueResumeOptions:",
+        "timeoutMs",
+        resumeOptions?.timeoutMs,
+        DEFAULT_RESUME_TIMEOUT_MS,
+      );
+      await ready();
+      const latest = await opened.client.hgetall(keys.session(sessionId));
+      const runId = latest.runId;
+      const agentName = latest.agentName;
+      if (runId === undefined || agentName === undefined) {
+        throw new RunQueueError(
+          "run_not_found",
+          `resume(): no worker of queue "${name}" has taken a run of session ${JSON.stringify(sessionId)}, so there is nothing to resume. Enqueue a run with queue.enqueue(agentName, prompt, { sessionId }).`,
+        );
+      }
+      // The worker that accepts the resume marks the run going again (a refused one leaves it
+      // as it was).
+      const data: StepJobData = {
+        v: 1,
+        agentName,
+        sessionId,
+        runId,
+        ...(resumeOptions?.decisions !== undefined ? { decisions: resumeOptions.decisions } : {}),
+      };
+      const jobId = stepJobId(runId, `resume-${randomBytes(6).toString("hex")}`);
+      await queue.add(STEP_JOB_NAME, data, { jobId });
+      await waitForAcceptance(queue, jobId, runId, timeoutMs);
+      return { runId, sessionId };
+    },
+
+    async abort(runId: string, reason?: string) {
+      await requireRun(runId, "abort()");
+      const why = reason ?? "aborted by queue.abort()";
+      await opened.client
+        .multi()
+        .set(keys.abort(runId), why, "EX", 7 * 24 * 3600)
+        .publish(keys.abortChannel, runId)
+        .exec();
+      // A run parked for approvals has no job that would see the flag: it ends here.
+      const state = await opened.client.hget(keys.run(runId), "state");
+      if (state === "interrupted") {
+        const record: StreamRecord = { kind: "aborted", message: why };
+        await opened.client
+          .multi()
+          .hset(keys.run(runId), "state", "aborted")
+          .xadd(keys.events(runId), "*", RECORD_FIELD, encodeRecord(record))
+          .exec();
+      }
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      closing.abort(closedError());
+      await queue.close();
+      await closeClient(opened);
+    },
+  } satisfies RunQueue);
+}
+
+/** BullMQ job options of step jobs: retried with exponential backoff, removed once done. Internal. */
+export function stepJobOptions(attempts: number, backoffMs: number) {
+  return {
+    attempts,
+    backoff: { type: "exponential" as const, delay: backoffMs },
+    removeOnComplete: true,
+    removeOnFail: { age: 24 * 3600 },
+  };
+}
+
+/** Polls a resume job until a worker accepted it, refused it, or the time is up. */
+async function waitForAcceptance(
+  queue: Queue<StepJobData>,
+  jobId: string,
+  runId: string,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await Job.fromId(queue, jobId);
+    // Completed jobs are removed: it ran.
+    if (job === undefined) return;
+    const progress = job.progress as { accepted?: boolean } | number;
+    if (typeof progress === "object" && progress?.accepted === true) return;
+    const state = await job.getState();
+    if (state === "completed") return;
+    if (state === "failed") {
+      throw new RunQueueError(
+        "resume_refused",
+        `resume(): the worker refused to resume run ${JSON.stringify(runId)}: ${job.failedReason}`,
+        runId,
+      );
+    }
+    if (Date.now() >= deadline) {
+      throw new RunQueueError(
+        "result_timeout",
+        `resume(): no worker of queue "${queue.name}" accepted the resume of run ${JSON.stringify(runId)} within ${timeoutMs} ms. It stays queued and runs when a worker takes it; check that workers are running.`,
+        runId,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** The error a control record ends a run's stream with. */
+function recordError(record: ControlRecord, runId: string): RunQueueError {
+  if (record.kind === "aborted") {
+    return new RunQueueError(
+      "run_aborted",
+      `Run ${JSON.stringify(runId)} was aborted: ${record.message ?? "queue.abort()"}. What it did is in its session's log; queue.resume(sessionId) continues it.`,
+      runId,
+    );
+  }
+  const code =
+    record.code === "unknown_agent" || record.code === "session_busy" ? record.code : "run_failed";
+  return new RunQueueError(code, record.message ?? `Run ${JSON.stringify(runId)} failed.`, runId);
+}
+
+function checkConnection(prefix: string, connection: unknown): void {
+  if (
+    typeof connection === "string"
+      ? connection === ""
+      : connection === null || typeof connection !== "object"
+  ) {
+    throw new InvalidOptionError(
+      prefix,
+      "connection",
+      `is required: a Redis URL ("redis://127.0.0.1:6379"), ioredis options, or an ioredis client; received ${describeValue(connection)}.`,
+    );
+  }
+}
+
+/** Checks an optional name option (letters, digits, `-`, `_`, `.`). Internal. */
+export function checkName(prefix: string, key: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== "string" || !/^[A-Za-z0-9_.-]+$/.test(value)) {
+    throw new InvalidOptionError(
+      prefix,
+      key,
+      `must be a non-empty string of letters, digits, "_", "-" or ".", received ${describeValue(value)}.`,
+    );
+  }
+  return value;
+}
+
+/** Checks an optional positive number option. Internal. */
+export function checkPositive(
+  prefix: string,
+  key: string,
+  value: unknown,
+  fallback: number,
+  integer = false,
+): number {
+  if (value === undefined) return fallback;
+  if (
+    typeof value !== "number" ||
+    !Number.isFinite(value) ||
+    value <= 0 ||
+    (integer && !Number.isInteger(value))
+  ) {
+    throw new InvalidOptionError(
+      prefix,
+      key,
+      `must be a positive ${integer ? "integer" : "number"}, received ${describeValue(value)}.`,
+    );
+  }
+  return value;
+}
+
+function checkId(prefix: string, key: string, value: unknown): void {
+  if (typeof value !== "string" || value === "") {
+    throw new InvalidOptionError(
+      prefix,
+      key,
+      `must be a non-empty string, received ${describeValue(value)}.`,
+    );
+  }
+}
+
+function checkPrompt(prompt: unknown): void {
+  if (
+    (typeof prompt === "string" && prompt !== "") ||
+    (Array.isArray(prompt) && prompt.length > 0)
+  ) {
+    return;
+  }
+  throw new InvalidOptionError(
+    "enqueue():",
+    "prompt",
+    `must be a non-empty string or a non-empty array of content blocks, received ${describeValue(prompt)}.`,
+  );
+}

@@ -1,0 +1,883 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import {
+  type Agent,
+  type AgentDefinition,
+  type AgentOptions,
+  type AgentStepResult,
+  createAgent,
+  endRun,
+  type Mailbox,
+  type MailboxMessage,
+  mailboxMessageText,
+  mailboxReply,
+  type SDKMessage,
+  type SDKResultMessage,
+  type SessionStore,
+  stepMessages,
+} from "@lattice/core";
+import { type AnyToolDefinition, InvalidOptionError, isToolSource } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import {
+  closeClient,
+  duplicateClient,
+  type OpenedClient,
+  openClient,
+  type RedisConnection,
+  waitUntilReady,
+} from "./connection.js";
+import { FanOut } from "./fan-out.js";
+import { RunKeys, stepJobId } from "./keys.js";
+import { type SessionLease, takeSessionLease } from "./lease.js";
+import {
+  checkName,
+  checkPositive,
+  DEFAULT_PREFIX,
+  DEFAULT_QUEUE_NAME,
+  DEFAULT_STEP_ATTEMPTS,
+  DEFAULT_STEP_BACKOFF_MS,
+  stepJobOptions,
+} from "./run-queue.js";
+import {
+  encodeRecord,
+  RECORD_FIELD,
+  STEP_JOB_NAME,
+  type StepJobData,
+  type StreamRecord,
+} from "./step-job.js";
+
+/** What a worker's `context` function is told about the step it prepares. */
+export interface RunWorkerStepInfo {
+  readonly agentName: string;
+  readonly sessionId: string;
+  readonly runId: string;
+  /** The step the job was made for; `undefined` for a resume (it takes whatever is next). */
+  readonly step: number | undefined;
+}
+
+/** Options of {@link createRunWorker}. Checked strictly. */
+export interface RunWorkerOptions<TContext = unknown> {
+  /** Where Redis is: a URL, ioredis options, or your ioredis client (never closed by Lattice). */
+  readonly connection: RedisConnection;
+  /** The queue to work for. Default `"lattice-runs"`. */
+  readonly name?: string;
+  /** BullMQ's key prefix, as the queue's. Default `"lattice"`. */
+  readonly prefix?: string;
+  /**
+   * The agents this worker runs, by the name producers enqueue them under: agent options or
+   * definitions (the worker creates each agent on `sessionStore`), or agents created with
+   * `sessionStore` as their store.
+   */
+  readonly agents: {
+    readonly [agentName: string]: AgentOptions | AgentDefinition | Agent<TContext>;
+  };
+  /** Where every run's log is: one store all workers share (Postgres, Redis, SQLite on one host). */
+  readonly sessionStore: SessionStore;
+  /** Steps this worker takes at once (D10). Default 8. */
+  readonly concurrency?: number;
+  /** The value tools read as `ctx.context` in each step (R9): made per step, never stored. */
+  readonly context?: (step: RunWorkerStepInfo) => TContext | Promise<TContext>;
+  /** Attempts of each step job before its run ends as failed. Default 5. */
+  readonly stepAttempts?: number;
+  /** First retry delay of a failed step, doubled per attempt. Default 1,000 ms. */
+  readonly stepBackoffMs?: number;
+  /**
+   * BullMQ's job lock: a worker that stops renewing it (killed, frozen) loses its step to
+   * another worker after about this long (D5). Default 30,000 ms.
+   */
+  readonly lockDurationMs?: number;
+  /** How often BullMQ looks for stalled jobs. Default: `lockDurationMs`. */
+  readonly stalledIntervalMs?: number;
+  /** How long a session's lease lasts without renewal (one step at a time, D10). Default: `lockDurationMs`. */
+  readonly leaseMs?: number;
+  /** How long `ready()` waits for Redis. Default 5,000 ms. */
+  readonly connectTimeoutMs?: number;
+  /** How long an ended run's messages and records stay in Redis. Default one day. */
+  readonly keepEndedRunsMs?: number;
+  /**
+   * Tools whose calls run as jobs of their own, on any worker of the queue (D6), by name: for
+   * long calls worth spreading over machines. The batch still runs under its plan — policy
+   * first, the cap, unsafe calls alone, results in tool_use order — with the step's worker
+   * waiting for each call job. Every worker of the queue needs the same agents and
+   * `fanOutTools`. Only for agents given as options or definitions; not for agent tools.
+   * Default: none.
+   */
+  readonly fanOutTools?: readonly string[];
+  /** Fanned-out calls this worker runs at once. Default: `concurrency`. */
+  readonly callConcurrency?: number;
+  /**
+   * Receives the worker's own failures (Redis unreachable, a record that could not be
+   * written); step failures are retried and end up in the run's result instead. Default: none.
+   */
+  readonly onError?: (error: Error) => void;
+}
+
+const WORKER_OPTION_KEYS = [
+  "connection",
+  "name",
+  "prefix",
+  "agents",
+  "sessionStore",
+  "concurrency",
+  "context",
+  "stepAttempts",
+  "stepBackoffMs",
+  "lockDurationMs",
+  "stalledIntervalMs",
+  "leaseMs",
+  "connectTimeoutMs",
+  "keepEndedRunsMs",
+  "fanOutTools",
+  "callConcurrency",
+  "onError",
+] as const;
+
+/** A worker taking the steps of runs on a queue (D3, D4). */
+export interface RunWorker {
+  /** The queue it works for. */
+  readonly name: string;
+  /**
+   * Resolves once Redis answers.
+   *
+   * @throws `RunQueueError` `redis_unreachable`, naming the server.
+   */
+  ready(): Promise<void>;
+  /**
+   * Stops taking steps, waits for the steps in progress to end, and closes the worker's
+   * connections (not a client you passed).
+   */
+  close(): Promise<void>;
+}
+
+// Pushes a reply to the sender's inbox unless this run already replied.
+const REPLY_ONCE = `if redis.call("HSETNX", KEYS[1], "replied", "1") == 1 then
+  redis.call("RPUSH", KEYS[2], ARGV[1])
+end
+return 0`;
+
+/** A step that must not be retried, with the reason the queue reports. */
+class StepRefused extends UnrecoverableError {}
+
+/**
+ * Creates a worker that takes steps of runs from a queue (D3): each job is one step — a model
+ * call or a batch of tool calls — taken from the run's log with `agent.step()`, whose outcome
+ * is stored before the job is acknowledged; the next step is a new job `run:<runId>:<step>`
+ * (D4). A step of a killed worker is taken again by another once BullMQ finds it stalled, and
+ * continues from the log (D5, R18). One step per session at a time, by a lease (D10). Starts
+ * at once.
+ *
+ * @example
+ * ```ts
+ * const worker = createRunWorker({
+ *   connection: "redis://127.0.0.1:6379",
+ *   agents: { support: { model: "claude-sonnet-4-6", tools: [lookupOrder] } },
+ *   sessionStore: postgresSessionStore({ connectionString }),
+ * });
+ * ```
+ * @throws `UnknownOptionError` or `InvalidOptionError` for bad options, an agent that is not
+ *   on `sessionStore`, or agent options that `createAgent` refuses.
+ */
+export function createRunWorker<TContext = unknown>(
+  options: RunWorkerOptions<TContext>,
+): RunWorker {
+  assertKnownOptions(options, WORKER_OPTION_KEYS, "RunWorkerOptions:");
+  const prefixText = "RunWorkerOptions:";
+  const name = checkName(prefixText, "name", options.name, DEFAULT_QUEUE_NAME);
+  const prefix = checkName(prefixText, "prefix", options.prefix, DEFAULT_PREFIX);
+  const store = options.sessionStore;
+  if (store === null || typeof store !== "object" || typeof store.append !== "function") {
+    throw new InvalidOptionError(
+      prefixText,
+      "sessionStore",
+      `is required: the SessionStore every worker of the queue shares (postgresSessionStore, redisSessionStore, ...), received ${describeValue(store)}.`,
+    );
+  }
+  const fanOutTools = checkFanOutTools(options.fanOutTools, options.agents);
+  const concurrency = checkPositive(prefixText, "concurrency", options.concurrency, 8, true);
+  const lockDurationMs = checkPositive(
+    prefixText,
+    "lockDurationMs",
+    options.lockDurationMs,
+    30_000,
+  );
+  const leaseMs = checkPositive(prefixText, "leaseMs", options.leaseMs, lockDurationMs);
+  const keepMs = checkPositive(prefixText, "keepEndedRunsMs", options.keepEndedRunsMs, 86_400_000);
+  const connectTimeoutMs = checkPositive(
+    prefixText,
+    "connectTimeoutMs",
+    options.connectTimeoutMs,
+    5_000,
+  );
+  const jobOptions = stepJobOptions(
+    checkPositive(prefixText, "stepAttempts", options.stepAttempts, DEFAULT_STEP_ATTEMPTS),
+    checkPositive(prefixText, "stepBackoffMs", options.stepBackoffMs, DEFAULT_STEP_BACKOFF_MS),
+  );
+  for (const key of ["context", "onError"] as const) {
+    if (options[key] !== undefined && typeof options[key] !== "function") {
+      throw new InvalidOptionError(
+        prefixText,
+        key,
+        `must be a function, received ${describeValue(options[key])}.`,
+      );
+    }
+  }
+  const contextOf = options.context;
+  const reportError = (error: unknown): void => {
+    try {
+      options.onError?.(error instanceof Error ? error : new Error(String(error)));
+    } catch {
+      // A failing listener never reaches the worker (H1).
+    }
+  };
+
+  const stalledIntervalMs = checkPositive(
+    prefixText,
+    "stalledIntervalMs",
+    options.stalledIntervalMs,
+    lockDurationMs,
+  );
+  const callConcurrency = checkPositive(
+    prefixText,
+    "callConcurrency",
+    options.callConcurrency,
+    concurrency,
+    true,
+  );
+  const opened = openClient(options.connection);
+  const originals = new Map<string, Map<string, AnyToolDefinition>>();
+  const fanOut =
+    fanOutTools.size === 0
+      ? undefined
+      : new FanOut({
+          opened,
+          prefix,
+          queueName: name,
+          concurrency: callConcurrency,
+          lockDurationMs,
+          stalledIntervalMs,
+          tools: originals,
+          context:
+            contextOf === undefined
+              ? undefined
+              : (call) =>
+                  contextOf({
+                    agentName: call.agentName,
+                    sessionId: call.sessionId,
+                    runId: call.runId,
+                    step: undefined,
+                  }),
+          reportError,
+        });
+  const agents = buildAgents<TContext>(options.agents, store, (agentName, definition) => {
+    if (fanOut === undefined || !fanOutTools.has(definition.name)) return definition;
+    const byName = originals.get(agentName) ?? new Map<string, AnyToolDefinition>();
+    originals.set(agentName, byName);
+    byName.set(definition.name, definition);
+    return fanOut.remote(agentName, definition);
+  });
+  const subscriber: OpenedClient = duplicateClient(opened);
+  const client = opened.client;
+  const keys = new RunKeys(prefix, name);
+  const queue = new Queue<StepJobData>(name, {
+    connection: client,
+    prefix,
+    defaultJobOptions: jobOptions,
+  });
+  queue.on("error", reportError);
+  /** The abort controllers of the steps in progress, by run. */
+  const active = new Map<string, Set<AbortController>>();
+
+  // queue.abort() reaches the worker holding the run through pub/sub (D9).
+  subscriber.client.subscribe(keys.abortChannel).catch(reportError);
+  subscriber.client.on("message", (channel: string, runId: string) => {
+    if (channel !== keys.abortChannel) return;
+    const controllers = active.get(runId);
+    if (controllers === undefined) return;
+    client.get(keys.abort(runId)).then((reason) => {
+      for (const controller of controllers) {
+        controller.abort(abortError(reason ?? "aborted by queue.abort()"));
+      }
+    }, reportError);
+  });
+
+  const publish = async (runId: string, records: readonly StreamRecord[]): Promise<void> => {
+    if (records.length === 0) return;
+    const pipeline = client.multi();
+    for (const record of records) {
+      pipeline.xadd(keys.events(runId), "*", RECORD_FIELD, encodeRecord(record));
+    }
+    await pipeline.exec();
+  };
+  /**
+   * Records a run's state once its step ended it, paused it or failed it. A run paused for
+   * approvals keeps its records for as long as it waits; the others expire `keepEndedRunsMs`
+   * later.
+   */
+  const markEnded = async (runId: string, state: string): Promise<void> => {
+    // A run that never started leaves the session's line of waiting runs.
+    const sessionId = await client.hget(keys.run(runId), "sessionId");
+    if (sessionId !== null) await client.lrem(keys.waiting(sessionId), 1, runId);
+    if (state === "interrupted") {
+      await client.hset(keys.run(runId), "state", state);
+      return;
+    }
+    await client
+      .multi()
+      .hset(keys.run(runId), "state", state)
+      .pexpire(keys.run(runId), keepMs)
+      .pexpire(keys.events(runId), keepMs)
+      .exec();
+  };
+
+  /**
+   * Publishes a step's messages. Steps a worker stored but died before publishing (the job
+   * was taken again and found the log past its step) are published from the log first
+   * (`stepMessages`), so `events()` misses no step; a result already published is not again.
+   */
+  const publishStep = async (
+    runId: string,
+    sessionId: string,
+    outcome: AgentStepResult,
+    taken: number | undefined,
+    live: readonly StreamRecord[],
+  ): Promise<void> => {
+    const [publishedText, state] = await client.hmget(keys.run(runId), "published", "state");
+    const published = publishedText === null ? -1 : Number(publishedText);
+    const through =
+      outcome.status === "continue"
+        ? outcome.step
+        : outcome.status === "stale"
+          ? outcome.nextStep - 1
+          : outcome.result.subtype === "interrupted"
+            ? (taken ?? 0) - 1
+            : (taken ?? 2 * outcome.result.numTurns - 1);
+    const gapEnd = taken !== undefined ? taken - 1 : through;
+    const records: StreamRecord[] = [];
+    if (gapEnd > published) {
+      const { entries } = await store.load(sessionId);
+      for (let step = published + 1; step <= gapEnd; step++) {
+        for (const message of stepMessages(entries, { sessionId, runId, step })) {
+          records.push({ kind: "message", message });
+        }
+      }
+    }
+    for (const record of live) {
+      // A result given again for a run whose result was published (a job taken twice).
+      const isResult = record.kind === "message" && record.message.type === "result";
+      if (isResult && taken === undefined && (state === "ended" || state === "failed")) continue;
+      records.push(record);
+    }
+    await publish(runId, records);
+    if (through > published) await client.hset(keys.run(runId), "published", String(through));
+  };
+
+  /** Adds a run's first job, and records it, as `queue.enqueue()` does. */
+  const startRun = async (
+    data: Omit<StepJobData, "v" | "step">,
+    replyTo?: { readonly sessionId: string; readonly mail: MailboxMessage },
+  ): Promise<void> => {
+    await client
+      .multi()
+      .hset(keys.run(data.runId), {
+        agentName: data.agentName,
+        sessionId: data.sessionId,
+        state: "queued",
+        enqueuedAt: new Date().toISOString(),
+        ...(replyTo !== undefined ? { replyTo: JSON.stringify(replyTo) } : {}),
+      })
+      .rpush(keys.waiting(data.sessionId), data.runId)
+      .exec();
+    const first: StepJobData = { v: 1, ...data, step: 0 };
+    await queue.add(STEP_JOB_NAME, first, { jobId: stepJobId(data.runId, 0) });
+  };
+
+  /** Takes every reply waiting for a session, atomically (D8). */
+  const takeInbox = async (sessionId: string): Promise<string[]> => {
+    const replies = await client
+      .multi()
+      .lrange(keys.inbox(sessionId), 0, -1)
+      .del(keys.inbox(sessionId))
+      .exec();
+    return (replies?.[0]?.[1] as string[] | undefined) ?? [];
+  };
+
+  /**
+   * The replies waiting for a session, left in its inbox until the step that reads them has
+   * stored them (`trim` removes them then): a step cut before that leaves them for the next
+   * one. A step stored but cut before `trim` delivers them again (at-least-once).
+   */
+  const peekInbox = (sessionId: string) => {
+    let read = 0;
+    return {
+      take: async (): Promise<string[]> => {
+        const texts = await client.lrange(keys.inbox(sessionId), 0, -1);
+        read = texts.length;
+        return texts;
+      },
+      trim: async (): Promise<void> => {
+        if (read > 0) await client.ltrim(keys.inbox(sessionId), read, -1);
+      },
+    };
+  };
+
+  /**
+   * Replies waiting for a session whose latest run has ended start a new run on them, as a
+   * team member starts a run on a reply that arrives after its run ended (D8).
+   */
+  const drainInbox = async (sessionId: string): Promise<void> => {
+    const latest = await client.hgetall(keys.session(sessionId));
+    if (latest.runId === undefined || latest.agentName === undefined) return;
+    const state = await client.hget(keys.run(latest.runId), "state");
+    if (state !== "ended" && state !== "failed") return;
+    const texts = await takeInbox(sessionId);
+    if (texts.length === 0) return;
+    await startRun({
+      agentName: latest.agentName,
+      sessionId,
+      runId: randomUUID(),
+      prompt: texts.join("\n\n"),
+    });
+  };
+
+  /**
+   * After a run ended: a run that worked on a handoff sends its result back to the session
+   * that handed it off (D8), and replies that reached this session meanwhile start its next run.
+   */
+  const afterRunEnded = async (
+    runId: string,
+    sessionId: string,
+    outcome: { readonly text: string; readonly isError: boolean },
+  ): Promise<void> => {
+    const replyTo = await client.hget(keys.run(runId), "replyTo");
+    if (replyTo !== null) {
+      const { sessionId: senderSession, mail } = JSON.parse(replyTo) as {
+        sessionId: string;
+        mail: MailboxMessage;
+      };
+      const reply = mailboxReply(mail, outcome.text, outcome.isError);
+      // Sent once, even when the run's last job is delivered twice.
+      await client.eval(
+        REPLY_ONCE,
+        2,
+        keys.run(runId),
+        keys.inbox(senderSession),
+        mailboxMessageText(reply),
+      );
+      await drainInbox(senderSession);
+    }
+    await drainInbox(sessionId);
+  };
+
+  /** The mailbox of a step's handoffs: each one becomes a run on the queue (D8). */
+  const stepMailbox = (senderSession: string): Mailbox => ({
+    async post(mail: MailboxMessage) {
+      await startRun(
+        {
+          agentName: mail.to,
+          sessionId: `handoff-${mail.id}`,
+          runId: randomUUID(),
+          prompt: mailboxMessageText(mail),
+          chain: mail.chain,
+        },
+        { sessionId: senderSession, mail },
+      );
+    },
+    // Replies reach the sender through its session's inbox, never through take().
+    take: () => [],
+    size: () => 0,
+  });
+
+  const takeStep = async (job: Job<StepJobData>, token: string | undefined): Promise<void> => {
+    const data = job.data;
+    const { runId, sessionId, agentName } = data;
+    const agent = agents.get(agentName);
+    if (agent === undefined) {
+      const known = [...agents.keys()].map((agent) => JSON.stringify(agent)).join(", ");
+      // Another worker of the queue may know it (a rolling deploy): the job is tried again,
+      // with backoff, on whichever worker takes it next.
+      if (job.attemptsMade + 1 < (job.opts.attempts ?? 1)) {
+        throw new Error(
+          `This worker does not know the agent ${JSON.stringify(agentName)} (it knows ${known}).`,
+        );
+      }
+      const message = `No worker of queue "${name}" that took run ${JSON.stringify(runId)} knows its agent ${JSON.stringify(agentName)}: it was tried ${job.attemptsMade + 1} times (the last worker knows ${known}). Add the agent to the workers' agents option, or enqueue one of the names they know.`;
+      await publish(runId, [{ kind: "failed", code: "unknown_agent", message }]);
+      await markEnded(runId, "failed");
+      await afterRunEnded(runId, sessionId, { text: message, isError: true });
+      throw new StepRefused(message);
+    }
+    // Runs of one session start in the order they were enqueued (D10).
+    if (data.prompt !== undefined) {
+      const head = await client.lindex(keys.waiting(sessionId), 0);
+      if (head !== null && head !== runId) {
+        await job.moveToDelayed(Date.now() + retryDelay(leaseMs), token);
+        throw new DelayedError();
+      }
+    }
+    // One step per session at a time (D10): a step of the same session waits its turn.
+    const lease: SessionLease | undefined = await takeSessionLease(
+      client,
+      keys.lease(sessionId),
+      leaseMs,
+    );
+    if (lease === undefined) {
+      await job.moveToDelayed(Date.now() + retryDelay(leaseMs), token);
+      throw new DelayedError();
+    }
+    // Registered before the abort flag is read, so an abort published meanwhile reaches it.
+    const controller = new AbortController();
+    const controllers = active.get(runId) ?? new Set<AbortController>();
+    active.set(runId, controllers);
+    controllers.add(controller);
+    lease.onLost(() =>
+      controller.abort(
+        new Error(
+          `This worker lost its lease on session ${sessionId} (Redis did not answer its renewals in time), so the step was stopped; another worker takes it from the log.`,
+        ),
+      ),
+    );
+    // A resume continues an aborted run: it clears the flag once accepted.
+    const isResume = data.step === undefined && data.prompt === undefined;
+    const abortReason = isResume ? null : await client.get(keys.abort(runId));
+    if (abortReason !== null) {
+      controllers.delete(controller);
+      if (controllers.size === 0) active.delete(runId);
+      await lease.release().catch(reportError);
+      await publish(runId, [{ kind: "aborted", message: abortReason }]);
+      await markEnded(runId, "aborted");
+      return;
+    }
+    const inbox = peekInbox(sessionId);
+    const messages: StreamRecord[] = [];
+    let taken: number | undefined;
+    let publishing: Promise<void> | undefined;
+    let accepting: Promise<unknown> | undefined;
+    let starting: Promise<unknown> | undefined;
+    try {
+      const context =
+        contextOf === undefined
+          ? undefined
+          : await contextOf({ agentName, sessionId, runId, step: data.step });
+      let outcome: AgentStepResult;
+      // A resume delivered again after a crash finds its decisions already stored.
+      let decisions = data.decisions;
+      if (decisions !== undefined && job.attemptsStarted > 1) {
+        const pending = await client.hget(keys.run(runId), "state");
+        if (pending !== "interrupted") decisions = undefined;
+      }
+      try {
+        outcome = await agent.step(sessionId, {
+          runId,
+          ...(data.prompt !== undefined ? { prompt: data.prompt } : {}),
+          ...(data.step !== undefined ? { expectedStep: data.step } : {}),
+          ...(decisions !== undefined ? { decisions } : {}),
+          ...(context !== undefined ? { context } : {}),
+          ...(data.chain !== undefined ? { chain: data.chain } : {}),
+          mailbox: stepMailbox(sessionId),
+          takeMail: inbox.take,
+          signal: controller.signal,
+          onMessage: (message: SDKMessage) => {
+            // The run's first message is sent once its run_started entry is stored, before
+            // the model call: a step taken again after a crash would not give it again.
+            if (message.type === "system") {
+              publishing = publish(runId, [{ kind: "message", message }]);
+              publishing.catch(reportError);
+            } else messages.push({ kind: "message", message });
+          },
+          onStepStart: (step) => {
+            taken = step;
+            // The session's latest run, for queue.resume(sessionId) and for runs waiting on it.
+            starting = client.hset(keys.session(sessionId), { runId, agentName });
+            starting.catch(reportError);
+            // A resume is accepted once its decisions are stored: the run is going again, and
+            // queue.resume() (waiting for the job's progress) returns.
+            if (data.step === undefined) {
+              accepting = client
+                .multi()
+                .del(keys.abort(runId))
+                .hset(keys.run(runId), "state", "running")
+                .xadd(keys.events(runId), "*", RECORD_FIELD, encodeRecord({ kind: "resumed" }))
+                .exec()
+                .then(() => job.updateProgress({ accepted: true }));
+              accepting.catch(reportError);
+            }
+          },
+        });
+      } catch (error) {
+        await starting?.catch(() => {});
+        const reason = await client.get(keys.abort(runId));
+        if (reason !== null && controller.signal.aborted) {
+          await publish(runId, [{ kind: "aborted", message: reason }]);
+          await markEnded(runId, "aborted");
+          return;
+        }
+        const code = (error as { code?: unknown }).code;
+        if (code === "session_conflict" && data.prompt !== undefined) {
+          // Another run of the session is unfinished: this one starts when it ends, unless
+          // that one is parked (waiting for approvals, or aborted) and would never end alone.
+          const other = await client.hget(keys.session(sessionId), "runId");
+          const state = other === null ? null : await client.hget(keys.run(other), "state");
+          if (state === "interrupted" || state === "aborted" || state === "failed") {
+            const why =
+              state === "interrupted"
+                ? "waits for approvals"
+                : state === "aborted"
+                  ? "was aborted"
+                  : "failed and could not be ended in the session store";
+            const message = `Run ${JSON.stringify(runId)} cannot start: session ${JSON.stringify(sessionId)} has the unfinished run ${JSON.stringify(other)}, which ${why}. Continue it with queue.resume(${JSON.stringify(sessionId)}${state === "interrupted" ? ", { decisions }" : ""}) and enqueue this prompt again once it ended, or use another session.`;
+            await publish(runId, [{ kind: "failed", code: "session_busy", message }]);
+            await markEnded(runId, "failed");
+            throw new StepRefused(message);
+          }
+          await job.moveToDelayed(Date.now() + retryDelay(leaseMs), token);
+          throw new DelayedError();
+        }
+        if (
+          typeof code === "string" &&
+          (code.startsWith("approval_") ||
+            code === "not_interrupted" ||
+            code === "session_not_found")
+        ) {
+          // A resume the log refuses; or a step job that is obsolete (the run paused or ended).
+          if (data.step === undefined) {
+            throw new StepRefused(
+              `${code}: ${(error as Error).message.replaceAll("agent.resume(", "queue.resume(")}`,
+            );
+          }
+          return;
+        }
+        throw error;
+      }
+      await Promise.all([
+        publishing?.catch(() => {}),
+        accepting?.catch(() => {}),
+        starting?.catch(() => {}),
+      ]);
+      await inbox.trim();
+      if (data.prompt !== undefined) await client.lrem(keys.waiting(sessionId), 1, runId);
+      const alreadyEnded =
+        outcome.status === "ended" &&
+        taken === undefined &&
+        ["ended", "failed"].includes((await client.hget(keys.run(runId), "state")) ?? "");
+      if (alreadyEnded && data.step === undefined && data.prompt === undefined) {
+        throw new StepRefused(
+          `not_interrupted: run ${JSON.stringify(runId)} of session ${JSON.stringify(sessionId)} has ended; there is nothing to resume. Enqueue the next prompt with queue.enqueue(agentName, prompt, { sessionId: ${JSON.stringify(sessionId)} }).`,
+        );
+      }
+      await publishStep(runId, sessionId, outcome, taken, messages);
+      await client.hset(keys.session(sessionId), { runId, agentName });
+      if (outcome.status === "ended") {
+        // A job delivered again after its run ended: everything was done the first time.
+        if (alreadyEnded) return;
+        const result = outcome.result;
+        if (result.subtype === "interrupted") {
+          await markEnded(runId, "interrupted");
+          // An abort that came while the step was pausing ends the run here.
+          const reason = await client.get(keys.abort(runId));
+          if (reason !== null) {
+            await publish(runId, [{ kind: "aborted", message: reason }]);
+            await markEnded(runId, "aborted");
+          }
+          return;
+        }
+        await markEnded(runId, "ended");
+        await afterRunEnded(runId, sessionId, resultText(agentName, result));
+        return;
+      }
+      await client.hset(keys.run(runId), "state", "running");
+      // The lease goes back before the next job exists, so the worker that takes it finds the
+      // session free instead of waiting for its turn.
+      await lease.release();
+      const next: StepJobData = {
+        v: 1,
+        agentName,
+        sessionId,
+        runId,
+        step: outcome.nextStep,
+        ...(data.chain !== undefined ? { chain: data.chain } : {}),
+      };
+      await queue.add(STEP_JOB_NAME, next, { jobId: stepJobId(runId, outcome.nextStep) });
+    } finally {
+      controllers.delete(controller);
+      if (controllers.size === 0) active.delete(runId);
+      await lease.release().catch(reportError);
+    }
+  };
+
+  const worker = new Worker<StepJobData>(name, takeStep, {
+    connection: client,
+    prefix,
+    concurrency,
+    lockDuration: lockDurationMs,
+    stalledInterval: stalledIntervalMs,
+    maxStalledCount: 3,
+  });
+  worker.on("error", reportError);
+  // A step that failed on every attempt ends its run as failed, with the cause (poison steps).
+  worker.on("failed", (job, error) => {
+    if (job === undefined || error instanceof StepRefused) return;
+    const attempts = job.opts.attempts ?? 1;
+    if (!(error instanceof UnrecoverableError) && job.attemptsMade < attempts) return;
+    const { runId, sessionId, step } = job.data;
+    const cause = `Step ${step ?? "(resume)"} of run ${runId} failed ${job.attemptsMade} time(s); the last error: ${error.message}`;
+    const end = async (): Promise<void> => {
+      // A resume that never got going leaves the run as it was (queue.resume() reports it).
+      if (step === undefined && job.data.prompt === undefined) {
+        const state = await client.hget(keys.run(runId), "state");
+        if (state === "interrupted" || state === "aborted") return;
+      }
+      let result: SDKResultMessage;
+      try {
+        result = await endRun({ store, sessionId, runId, errors: [cause] });
+      } catch (endError) {
+        const message = `${cause}. Ending the run in its session store failed too: ${(endError as Error).message}`;
+        await publish(runId, [{ kind: "failed", code: "run_failed", message }]);
+        await markEnded(runId, "failed");
+        await afterRunEnded(runId, sessionId, { text: message, isError: true });
+        return;
+      }
+      await publish(runId, [{ kind: "message", message: result }]);
+      await markEnded(runId, "ended");
+      await afterRunEnded(runId, sessionId, resultText(job.data.agentName, result));
+    };
+    end().catch(reportError);
+  });
+
+  let closed = false;
+  return Object.freeze({
+    name,
+    ready: () => waitUntilReady(opened, connectTimeoutMs),
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Without Redis there is no step in progress to wait for, and BullMQ would wait for
+      // the connection: close at once.
+      const connected = client.status === "ready";
+      if (!connected) client.disconnect();
+      await worker.close(!connected);
+      await fanOut?.close();
+      await queue.close();
+      await closeClient(subscriber);
+      await closeClient(opened);
+    },
+  } satisfies RunWorker);
+}
+
+/** The agents of a worker, each on the shared store. */
+function buildAgents<TContext>(
+  given: RunWorkerOptions<TContext>["agents"],
+  store: SessionStore,
+  placeTool: (agentName: string, definition: AnyToolDefinition) => AnyToolDefinition,
+): Map<string, Agent<TContext>> {
+  if (given === null || typeof given !== "object" || Object.keys(given).length === 0) {
+    throw new InvalidOptionError(
+      "RunWorkerOptions:",
+      "agents",
+      `must name at least one agent: { support: { model, tools, ... } }, received ${describeValue(given)}.`,
+    );
+  }
+  const agents = new Map<string, Agent<TContext>>();
+  for (const [agentName, value] of Object.entries(given)) {
+    if (isAgent(value)) {
+      if (value.sessionStore !== store) {
+        throw new InvalidOptionError(
+          "RunWorkerOptions:",
+          "agents",
+          `has the agent ${JSON.stringify(agentName)} on another session store than the worker's sessionStore. Create it with that store, or pass its options and let the worker create it.`,
+        );
+      }
+      agents.set(agentName, value);
+      continue;
+    }
+    const agentOptions = value as AgentOptions;
+    if (agentOptions.sessionStore !== undefined && agentOptions.sessionStore !== store) {
+      throw new InvalidOptionError(
+        "RunWorkerOptions:",
+        "agents",
+        `has the agent ${JSON.stringify(agentName)} with a sessionStore of its own; every run of a queue lives in the worker's sessionStore. Remove it from the agent's options.`,
+      );
+    }
+    const tools = agentOptions.tools?.map((entry) =>
+      isToolSource(entry) ? entry : placeTool(agentName, entry),
+    );
+    agents.set(
+      agentName,
+      createAgent<TContext>({
+        ...agentOptions,
+        ...(tools !== undefined ? { tools } : {}),
+        sessionStore: store,
+      }),
+    );
+  }
+  return agents;
+}
+
+/** Checks `fanOutTools`: names of tools some agent (given as options) has, not agent tools. */
+function checkFanOutTools(names: unknown, agents: RunWorkerOptions["agents"]): ReadonlySet<string> {
+  if (names === undefined) return new Set();
+  const fail = (text: string): never => {
+    throw new InvalidOptionError("RunWorkerOptions:", "fanOutTools", text);
+  };
+  if (!Array.isArray(names) || !names.every((name) => typeof name === "string")) {
+    fail(`must be an array of tool names, received ${describeValue(names)}.`);
+  }
+  const wanted = new Set(names as string[]);
+  const found = new Set<string>();
+  for (const [agentName, value] of Object.entries(agents ?? {})) {
+    if (isAgent(value)) {
+      if (wanted.size > 0) {
+        fail(
+          `cannot apply to the agent ${JSON.stringify(agentName)}, which was given already created: pass its options or definition instead, so the worker can place its tool calls.`,
+        );
+      }
+      continue;
+    }
+    for (const entry of (value as AgentOptions).tools ?? []) {
+      if (isToolSource(entry) || !wanted.has(entry.name)) continue;
+      if (entry.kind === "agent_tool") {
+        fail(
+          `names the agent tool ${JSON.stringify(entry.name)} of agent ${JSON.stringify(agentName)}; an agent tool's child run stays with its parent's step. Fan out the child agent's own tools instead.`,
+        );
+      }
+      found.add(entry.name);
+    }
+  }
+  const missing = [...wanted].filter((name) => !found.has(name));
+  if (missing.length > 0) {
+    fail(
+      `names ${missing.map((name) => JSON.stringify(name)).join(", ")}, which no agent of this worker has (tool sources such as MCP servers cannot be fanned out).`,
+    );
+  }
+  return wanted;
+}
+
+function isAgent(value: unknown): value is Agent<never> {
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    typeof (value as { step?: unknown }).step === "function" &&
+    typeof (value as { query?: unknown }).query === "function"
+  );
+}
+
+/** What a run's result says as a reply to the session that handed the task off. */
+function resultText(
+  agentName: string,
+  result: SDKResultMessage,
+): { readonly text: string; readonly isError: boolean } {
+  if (!result.isError) return { text: result.result, isError: false };
+  const detail = result.errors.length > 0 ? result.errors.join(" ") : result.subtype;
+  return { text: `Agent "${agentName}" failed: ${detail}`, isError: true };
+}
+
+/** A delay before a step that waits for its session is tried again: short, jittered. */
+function retryDelay(leaseMs: number): number {
+  const base = Math.min(250, leaseMs / 4);
+  return base + (randomBytes(1)[0]! / 255) * base;
+}
+
+function abortError(reason: string): Error {
+  const error = new Error(`Run aborted: ${reason}`);
+  error.name = "AbortError";
+  return error;
+}

@@ -1,0 +1,230 @@
+/**
+ * D2 on a real PostgreSQL 15: compare-and-append is atomic across pools (separate connections,
+ * as separate processes have), backed by the unique (session_id, seq) key; migrate() is
+ * explicit and idempotent, also when run concurrently; entries keep their JSON text.
+ */
+import { SessionConflictError, type SessionEntry } from "@lattice/core";
+import { type PostgresServer, startPostgres } from "@lattice/test-servers";
+import { Pool } from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type PostgresSessionStore, postgresSessionStore } from "./index.js";
+
+let server: PostgresServer;
+let admin: Pool;
+const stores: PostgresSessionStore[] = [];
+beforeAll(async () => {
+  server = await startPostgres();
+  admin = new Pool({ connectionString: server.connectionString });
+});
+afterAll(async () => {
+  await Promise.all(stores.map((store) => store.close()));
+  await admin?.end();
+  await server?.stop();
+});
+
+let tables = 0;
+const newTable = () => `d2_${tables++}`;
+
+/** A store with a pool of its own (its own connections), closed after the file. */
+function openStore(table: string): PostgresSessionStore {
+  const store = postgresSessionStore({ connectionString: server.connectionString, table });
+  stores.push(store);
+  return store;
+}
+
+/** The session's rows as the database holds them. */
+async function rowsOf(table: string, sessionId: string) {
+  const { rows } = await admin.query<{ seq: number; entry: string }>(
+    `SELECT seq, entry FROM ${table} WHERE session_id = $1 ORDER BY seq`,
+    [sessionId],
+  );
+  return rows;
+}
+
+async function errorOf(call: () => unknown): Promise<Error & Record<string, unknown>> {
+  try {
+    await call();
+  } catch (error) {
+    return error as Error & Record<string, unknown>;
+  }
+  throw new Error("expected an error");
+}
+
+describe("compare-and-append across pools", () => {
+  it("D2: 8 writers on 8 pools appending at the same expectedVersion: exactly one wins each round, the others get SessionConflictError, and the rows are 1..n without a gap", async () => {
+    const table = newTable();
+    const writers = Array.from({ length: 8 }, () => openStore(table));
+    await writers[0]!.migrate();
+    let version = 0;
+    for (let round = 0; round < 10; round++) {
+      const outcomes = await Promise.allSettled(
+        writers.map((store, writer) =>
+          store.append("race", version, [
+            { v: 1, round, writer, part: 0 },
+            { v: 1, round, writer, part: 1 },
+          ]),
+        ),
+      );
+      const winners = outcomes.filter((outcome) => outcome.status === "fulfilled");
+      expect(winners).toEqual([{ status: "fulfilled", value: version + 2 }]);
+      for (const outcome of outcomes) {
+        if (outcome.status === "rejected") {
+          expect(outcome.reason).toBeInstanceOf(SessionConflictError);
+          expect(outcome.reason).toMatchObject({
+            code: "session_conflict",
+            expectedVersion: version,
+          });
+        }
+      }
+      version += 2;
+    }
+    const rows = await rowsOf(table, "race");
+    expect(rows.map((row) => row.seq)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+    for (let round = 0; round < 10; round++) {
+      const [first, second] = [rows[2 * round]!, rows[2 * round + 1]!].map(
+        (row) => JSON.parse(row.entry) as { round: number; writer: number; part: number },
+      );
+      expect(first).toMatchObject({ round, part: 0 });
+      expect(second).toMatchObject({ round, writer: first!.writer, part: 1 });
+    }
+  });
+
+  it("D2: every expectedVersion but the current one is refused with the actual version, below it or above it, and leaves no gap", async () => {
+    const table = newTable();
+    const store = openStore(table);
+    await store.migrate();
+    await store.append("s", 0, [
+      { v: 1, n: 1 },
+      { v: 1, n: 2 },
+      { v: 1, n: 3 },
+    ]);
+    for (const stale of [0, 1, 2, 4, 5, 1000, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+      const conflict = await errorOf(() => store.append("s", stale, [{ v: 1, stale }]));
+      expect(conflict).toBeInstanceOf(SessionConflictError);
+      expect(conflict).toMatchObject({ expectedVersion: stale, actualVersion: 3 });
+    }
+    expect((await rowsOf(table, "s")).map((row) => row.seq)).toEqual([1, 2, 3]);
+    expect(await store.append("s", 3, [{ v: 1, n: 4 }])).toBe(4);
+  });
+
+  it("D2: the unique (session_id, seq) key refuses a row another writer inserted first, even one that skips the store's lock: the append is a conflict with the actual version", async () => {
+    const table = newTable();
+    const store = openStore(table);
+    await store.migrate();
+    const intruder = await admin.connect();
+    try {
+      await intruder.query("BEGIN");
+      await intruder.query(`INSERT INTO ${table} (session_id, seq, entry) VALUES ('s', 1, $1)`, [
+        '{"v":1,"by":"intruder"}',
+      ]);
+      // The store reads version 0 (the row is not committed) and inserts seq 1, which waits
+      // on the intruder's uncommitted key; the intruder commits, and the key refuses ours.
+      const appending = errorOf(() => store.append("s", 0, [{ v: 1, by: "store" }]));
+      for (let tries = 0; ; tries++) {
+        const { rows } = await admin.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH current AS%'",
+        );
+        if (rows[0].n === 1) break;
+        if (tries > 100) throw new Error("the store's insert never waited on the intruder's key");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await intruder.query("COMMIT");
+      const conflict = await appending;
+      expect(conflict).toBeInstanceOf(SessionConflictError);
+      expect(conflict).toMatchObject({ expectedVersion: 0, actualVersion: 1 });
+    } finally {
+      intruder.release();
+    }
+    expect((await store.load("s")).entries).toEqual([{ v: 1, by: "intruder" }]);
+  });
+
+  it("D2: appends racing deletes of the same session never leave a gap or a half batch", async () => {
+    const table = newTable();
+    const [writer, deleter] = [openStore(table), openStore(table)];
+    await writer.migrate();
+    for (let round = 0; round < 30; round++) {
+      const { version } = await writer.load("s");
+      await Promise.allSettled([
+        writer.append("s", version, [
+          { v: 1, round, part: 0 },
+          { v: 1, round, part: 1 },
+        ]),
+        deleter.delete("s"),
+      ]);
+      const seqs = (await rowsOf(table, "s")).map((row) => row.seq);
+      expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
+      expect(seqs.length % 2).toBe(0);
+    }
+  });
+});
+
+describe("migrate()", () => {
+  it("D2: is explicit and idempotent: twice in a row, and from 8 pools at once", async () => {
+    const table = newTable();
+    const store = openStore(table);
+    await store.migrate();
+    await store.append("kept", 0, [{ v: 1, kept: true }]);
+    await store.migrate();
+    await Promise.all(Array.from({ length: 8 }, () => openStore(table).migrate()));
+    expect((await store.load("kept")).entries).toEqual([{ v: 1, kept: true }]);
+
+    const fresh = newTable();
+    await Promise.all(Array.from({ length: 8 }, () => openStore(fresh).migrate()));
+    expect(await openStore(fresh).append("s", 0, [{ v: 1 }])).toBe(1);
+  });
+
+  it("D2: creates the documented schema: text entries kept as appended, a unique (session_id, seq) key, created_at", async () => {
+    const table = newTable();
+    const store = openStore(table);
+    await store.migrate();
+    const { rows: columns } = await admin.query(
+      `SELECT column_name, data_type, is_nullable FROM information_schema.columns
+       WHERE table_name = $1 ORDER BY ordinal_position`,
+      [table],
+    );
+    expect(columns).toEqual([
+      { column_name: "session_id", data_type: "text", is_nullable: "NO" },
+      { column_name: "seq", data_type: "integer", is_nullable: "NO" },
+      { column_name: "entry", data_type: "text", is_nullable: "NO" },
+      { column_name: "created_at", data_type: "timestamp with time zone", is_nullable: "NO" },
+    ]);
+    const { rows: keys } = await admin.query(
+      `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint
+       WHERE conrelid = $1::regclass AND contype = 'p'`,
+      [table],
+    );
+    expect(keys).toEqual([{ definition: "PRIMARY KEY (session_id, seq)" }]);
+
+    const entry: SessionEntry = { v: 1, z: 1, a: [1, { y: 2, b: 3 }], text: "ünï 😀 \u0000" };
+    await store.append("s", 0, [entry]);
+    const rows = await rowsOf(table, "s");
+    expect(rows).toEqual([{ seq: 1, entry: JSON.stringify(entry) }]);
+    expect(rows[0]!.entry).toBe('{"v":1,"z":1,"a":[1,{"y":2,"b":3}],"text":"ünï 😀 \\u0000"}');
+  });
+
+  it("D2: a schema-qualified table gets its schema created when missing", async () => {
+    const store = openStore("lattice_app.sessions");
+    await store.migrate();
+    await store.migrate();
+    expect(await store.append("s", 0, [{ v: 1 }])).toBe(1);
+    const { rows } = await admin.query("SELECT count(*)::int AS n FROM lattice_app.sessions");
+    expect(rows).toEqual([{ n: 1 }]);
+  });
+
+  it("D2: refuses a table of that name that is not a session table, and leaves it alone", async () => {
+    await admin.query("CREATE TABLE someone_elses (id serial PRIMARY KEY, name text)");
+    await admin.query("INSERT INTO someone_elses (name) VALUES ('keep me')");
+    const store = openStore("someone_elses");
+    const error = await errorOf(() => store.migrate());
+    expect(error).toMatchObject({
+      name: "PostgresSessionStoreError",
+      code: "postgres_not_a_session_table",
+      table: "someone_elses",
+    });
+    expect(error.message).toBe(
+      `postgresSessionStore: the table someone_elses in PostgreSQL at 127.0.0.1:${server.port}/lattice is not a Lattice session table: it lacks the columns session_id text, seq integer, entry text (it has id integer, name text). The store never writes into another table: choose another name with the table option.`,
+    );
+    const { rows } = await admin.query("SELECT name FROM someone_elses");
+    expect(rows).toEqual([{ name: "keep me" }]);
+  });
+});
