@@ -47,7 +47,7 @@ export interface FanOutSettings {
  * Tool calls of a batch as jobs of their own (D6). The step's worker still runs the batch
  * through the scheduler — batch policy first, the cap, unsafe calls alone, results in
  * tool_use order, one result per call — but a fanned-out tool's handler there only enqueues
- * a call job `call:<runId>:<toolUseId>` and waits for its outcome; any worker of the queue
+ * a call job `call:<runId>:<toolUseId in base64url>` and waits for its outcome; any worker of the queue
  * runs it. A step taken again after a crash waits for the same job (its id is the call's), so
  * a call whose job is still running or has finished is not run twice. Internal.
  */
@@ -96,7 +96,9 @@ export class FanOut {
           `Tool "${definition.name}" is fanned out to workers and runs only inside a run of a worker.`,
         );
       }
-      const jobId = `call:${run.runId}:${ctx.toolUseId}`;
+      // BullMQ refuses a custom id with more than two ":" in it; a provider's tool_use id may
+      // have some (base64url has none).
+      const jobId = `call:${run.runId}:${Buffer.from(ctx.toolUseId).toString("base64url")}`;
       const data: CallJobData = {
         v: 1,
         agentName,

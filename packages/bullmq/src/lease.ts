@@ -22,8 +22,13 @@ return 0`;
 
 /**
  * Takes the lease on a session (`SET NX PX`, tried again a few times within ~30 ms) and renews
- * it every third of `leaseMs` until released. Returns `undefined` when another step holds it. A worker killed while holding it
- * loses it after `leaseMs`. Internal.
+ * it every third of `leaseMs` until released. Returns `undefined` when another step holds it.
+ * A worker killed while holding it loses it after `leaseMs`. Internal.
+ *
+ * The holder gives the lease up (and calls the `onLost` listener) before it can have lapsed:
+ * a lease set or renewed by a command sent at time `t` lasts at least until `t + leaseMs` on
+ * Redis's side, so a deadline at `t + leaseMs - margin` after the last command that succeeded,
+ * counted from when it was sent, fires first when Redis stops answering.
  */
 export async function takeSessionLease(
   client: Redis,
@@ -31,49 +36,59 @@ export async function takeSessionLease(
   leaseMs: number,
 ): Promise<SessionLease | undefined> {
   const token = randomBytes(12).toString("hex");
+  const px = Math.ceil(leaseMs);
   // A lease is often given back within milliseconds (the step before it just ended): a few
   // quick tries spare the job a trip through BullMQ's delayed set.
-  let taken = await client.set(key, token, "PX", Math.ceil(leaseMs), "NX");
+  let sentAt = Date.now();
+  let taken = await client.set(key, token, "PX", px, "NX");
   for (let tries = 0; taken !== "OK" && tries < 3; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 5 * (tries + 1)));
-    taken = await client.set(key, token, "PX", Math.ceil(leaseMs), "NX");
+    sentAt = Date.now();
+    taken = await client.set(key, token, "PX", px, "NX");
   }
   if (taken !== "OK") return undefined;
   let lost: (() => void) | undefined;
   let released = false;
-  let renewedAt = Date.now();
   const every = Math.max(10, leaseMs / 3);
-  const lose = (): void => {
-    if (released) return;
+  // Time left for the listener to stop the step before another worker may take the lease.
+  const margin = Math.min(every, leaseMs / 4);
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  const stop = (): void => {
     released = true;
     clearInterval(timer);
+    clearTimeout(deadline);
+  };
+  const lose = (): void => {
+    if (released) return;
+    stop();
     lost?.();
   };
+  /** The lease holds until at least `from + leaseMs`: give it up `margin` before. */
+  const arm = (from: number): void => {
+    clearTimeout(deadline);
+    deadline = setTimeout(lose, Math.max(0, from + leaseMs - margin - Date.now()));
+    deadline.unref();
+  };
   const timer = setInterval(() => {
-    // Redis unreachable for (almost) a lease: it may have lapsed, and another worker may take
-    // the step. Stop before that can overlap.
-    if (Date.now() - renewedAt > leaseMs - every) {
-      lose();
-      return;
-    }
-    client.eval(RENEW, 1, key, token, String(Math.ceil(leaseMs))).then(
+    const sent = Date.now();
+    client.eval(RENEW, 1, key, token, String(px)).then(
       (renewed) => {
         if (renewed === 0) lose();
-        else renewedAt = Date.now();
+        else if (!released) arm(sent);
       },
-      // The next tick tries again, or gives the lease up once it may have lapsed.
+      // The next tick tries again; the deadline gives the lease up once it may lapse.
       () => {},
     );
   }, every);
   timer.unref();
+  arm(sentAt);
   return {
     onLost(listener) {
       lost = listener;
     },
     async release() {
       if (released) return;
-      released = true;
-      clearInterval(timer);
+      stop();
       await client.eval(RELEASE, 1, key, token);
     },
   };

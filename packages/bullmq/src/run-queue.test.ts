@@ -1,6 +1,7 @@
 import {
   type AgentOptions,
   agentTool,
+  createAgent,
   defineAgent,
   memorySessionStore,
   type SDKMessage,
@@ -9,6 +10,7 @@ import {
 import { createScriptedModelServer, type ScriptedModelServer } from "@lattice/providers/testing";
 import { type RedisServer, startRedis } from "@lattice/test-servers";
 import { tool } from "@lattice/tools";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod/v4";
 import {
@@ -18,6 +20,7 @@ import {
   type RunWorker,
   type RunWorkerOptions,
 } from "./index.js";
+import { RunKeys } from "./keys.js";
 
 let redis: RedisServer;
 let model: ScriptedModelServer;
@@ -437,9 +440,10 @@ describe("@lattice/bullmq", () => {
         const messages = (request.body as { messages: unknown[] }).messages;
         if (messages.length > 1) return { content: [{ type: "text", text: "done" }] };
         return {
+          // Ids with ":" in them, as some OpenAI-compatible servers send (a job id may not).
           content: batch.map((text) => ({
             type: "tool_use" as const,
-            id: `call_${text}`,
+            id: `functions.${text}:0`,
             name: text === "x" ? "write" : "work",
             input: { text },
           })),
@@ -483,7 +487,9 @@ describe("@lattice/bullmq", () => {
       expect(overlapWithUnsafe).toBe(false);
       // Results in tool_use order, one per call.
       const results = result.messages[2]!.content as unknown as { tool_use_id: string }[];
-      expect(results.map((block) => block.tool_use_id)).toEqual(batch.map((t) => `call_${t}`));
+      expect(results.map((block) => block.tool_use_id)).toEqual(
+        batch.map((t) => `functions.${t}:0`),
+      );
     } finally {
       await Promise.all(workers.map((worker) => worker.close()));
       await queue.close();
@@ -643,6 +649,158 @@ describe("@lattice/bullmq", () => {
       expect((await other.result(runId, { timeoutMs: 20_000 })).subtype).toBe("success");
     } finally {
       await other.close();
+      await close();
+    }
+  });
+});
+
+// What a worker killed at the wrong instant leaves behind, set up by hand: the run log in the
+// store and the queue's records in Redis as the dead worker left them. The next worker must
+// finish the job the dead one started, not hang or refuse it.
+describe("@lattice/bullmq: what a dead worker leaves behind (D5, D7, D10)", () => {
+  const gated = () =>
+    tool(
+      "echo",
+      "Echo after approval",
+      z.object({ text: z.string() }),
+      async ({ text }) => {
+        executions.push(`crash ${text}`);
+        return { content: `echo: ${text}` };
+      },
+      { needsApproval: true },
+    );
+
+  /** A queue with no worker yet, its store, and a way to start workers on it. */
+  async function bare(tools = [gated()]) {
+    const name = `runs-${queues++}`;
+    const sessionStore = memorySessionStore();
+    const queue = createRunQueue({ connection: redis.url, name, stepBackoffMs: 50 });
+    const workers: RunWorker[] = [];
+    const options = agentOptions({ tools });
+    return {
+      name,
+      queue,
+      sessionStore,
+      options,
+      /** The same agent in this process, on the same store: it takes steps as a worker would. */
+      agent: createAgent({ ...options, sessionStore }),
+      startWorker: () => {
+        const worker = createRunWorker({
+          connection: redis.url,
+          name,
+          agents: { echoer: options },
+          sessionStore,
+          lockDurationMs: 2_000,
+          stepBackoffMs: 50,
+        });
+        workers.push(worker);
+        return worker;
+      },
+      close: async () => {
+        await Promise.all(workers.map((worker) => worker.close()));
+        await queue.close();
+      },
+    };
+  }
+
+  it("D5, D7: the pause was stored but never published: the step taken again publishes the interrupted result, and resume() goes on", async () => {
+    const { queue, agent, startWorker, close } = await bare();
+    try {
+      const sessionId = "paused-unpublished";
+      const { runId } = await queue.enqueue("echoer", "echo late", { sessionId });
+      // The dead worker's work: the model call, then the batch that paused, both stored.
+      await agent.step(sessionId, { prompt: "echo late", runId });
+      const paused = await agent.step(sessionId, { runId, expectedStep: 1 });
+      if (paused.status !== "ended") throw new Error("expected the pause");
+      startWorker();
+      const result = await queue.result(runId, { timeoutMs: 15_000 });
+      expect(result.subtype).toBe("interrupted");
+      expect(result.pendingApprovals).toEqual(paused.result.pendingApprovals);
+      const approvalId = result.pendingApprovals![0]!.approvalId;
+      await queue.resume(sessionId, { decisions: { [approvalId]: { approved: true } } });
+      expect(await queue.result(runId, { timeoutMs: 15_000 })).toMatchObject({
+        subtype: "success",
+        result: "done",
+      });
+      expect(executions.filter((text) => text === "crash late")).toHaveLength(1);
+    } finally {
+      await close();
+    }
+  });
+
+  it("D5, D7: the decisions were stored but the resume was not acknowledged: the resume again goes on from the log instead of being refused", async () => {
+    const { queue, sessionStore, startWorker, close } = await bare();
+    try {
+      startWorker();
+      const sessionId = "decided-unacknowledged";
+      const { runId } = await queue.enqueue("echoer", "echo decided", { sessionId });
+      const paused = await queue.result(runId, { timeoutMs: 15_000 });
+      const approvalId = paused.pendingApprovals![0]!.approvalId;
+      const decisions = { [approvalId]: { approved: true } } as const;
+      // The dead worker stored the decisions (as agent.step() does) and died before Redis heard.
+      const { version } = await sessionStore.load(sessionId);
+      const time = new Date().toISOString();
+      await sessionStore.append(sessionId, version, [
+        { v: 1, type: "run_resumed", runId, time },
+        { v: 1, type: "decisions", runId, decisions },
+      ]);
+      await queue.resume(sessionId, { decisions, timeoutMs: 15_000 });
+      expect(await queue.result(runId, { timeoutMs: 15_000 })).toMatchObject({
+        subtype: "success",
+        result: "done",
+      });
+      expect(executions.filter((text) => text === "crash decided")).toHaveLength(1);
+    } finally {
+      await close();
+    }
+  });
+
+  it("D10: a prompt on a session whose unfinished run is not on this queue fails with session_busy at once, instead of waiting for ever", async () => {
+    const { queue, agent, startWorker, close } = await bare([echo]);
+    try {
+      startWorker();
+      const sessionId = "busy-elsewhere";
+      // A run of the session taken in another process (no queue records), cut after a step.
+      await agent.step(sessionId, { prompt: "echo elsewhere" });
+      const { runId } = await queue.enqueue("echoer", "echo queued", { sessionId });
+      const error = await errorOf(queue.result(runId, { timeoutMs: 10_000 }));
+      expect(error).toMatchObject({ code: "session_busy", runId });
+      expect(error.message).toMatch(/not running on this queue/);
+      expect(error.message).toMatch(/queue\.resume\("busy-elsewhere"\)/);
+    } finally {
+      await close();
+    }
+  });
+
+  it("D10: a run recorded without its first job (the producer died in between) does not hold up the runs behind it", async () => {
+    const { name, queue, startWorker, close } = await bare([echo]);
+    const raw = new Redis(redis.url);
+    try {
+      const sessionId = "orphaned-head";
+      const keys = new RunKeys("lattice", name);
+      // What enqueue() had written before its producer stopped: the run and its place in line.
+      const long = new Date(Date.now() - 60_000).toISOString();
+      await raw
+        .multi()
+        .hset(keys.run("orphan"), {
+          agentName: "echoer",
+          sessionId,
+          state: "queued",
+          enqueuedAt: long,
+        })
+        .rpush(keys.waiting(sessionId), "orphan")
+        .exec();
+      startWorker();
+      const { runId } = await queue.enqueue("echoer", "echo behind", { sessionId });
+      expect(await queue.result(runId, { timeoutMs: 15_000 })).toMatchObject({
+        subtype: "success",
+        result: "done",
+      });
+      const error = await errorOf(queue.result("orphan", { timeoutMs: 5_000 }));
+      expect(error).toMatchObject({ code: "run_failed", runId: "orphan" });
+      expect(error.message).toMatch(/never started/);
+    } finally {
+      raw.disconnect();
       await close();
     }
   });

@@ -121,7 +121,8 @@ export interface RunQueue {
    *   when no worker knows its agent, `session_busy` when its session's previous run waits for
    *   approvals or was aborted, `run_failed` when it failed without a result (its store down,
    *   say), `run_aborted` (named `"AbortError"`) after {@link RunQueue.abort},
-   *   `result_timeout`; an `AbortError` when `signal` aborts.
+   *   `result_timeout`, `closed` when {@link RunQueue.close} ends the wait; an `AbortError`
+   *   when `signal` aborts.
    */
   result(runId: string, options?: RunResultOptions): Promise<SDKResultMessage>;
   /**
@@ -148,6 +149,9 @@ export interface RunQueue {
    * Aborts a run wherever it is (D9): the worker holding it aborts its step (started handlers
    * see their signal), later steps do not run, `result()` rejects with `run_aborted`. The log
    * keeps what was done; {@link RunQueue.resume} continues it.
+   *
+   * @throws `RunQueueError` `run_not_found` for a run this queue never had (or whose records
+   *   expired), `redis_unreachable`.
    */
   abort(runId: string, reason?: string): Promise<void>;
   /** Closes the queue's connections (not a client you passed). */
@@ -155,8 +159,9 @@ export interface RunQueue {
 }
 
 /**
- * Creates a queue of agent runs on BullMQ over Redis (D3). Nothing connects until the first
- * operation.
+ * Creates a queue of agent runs on BullMQ over Redis (D3). The connection opens at once, in
+ * the background; each operation waits for it (up to `connectTimeoutMs` the first time), so
+ * creating a queue never fails for want of Redis.
  *
  * @example
  * ```ts

@@ -48,8 +48,11 @@ import {
 
 /** What a worker's `context` function is told about the step it prepares. */
 export interface RunWorkerStepInfo {
+  /** The name the run was enqueued with (a key of the worker's `agents`). */
   readonly agentName: string;
+  /** The run's session. */
   readonly sessionId: string;
+  /** The run. */
   readonly runId: string;
   /** The step the job was made for; `undefined` for a resume (it takes whatever is next). */
   readonly step: number | undefined;
@@ -487,6 +490,28 @@ export function createRunWorker<TContext = unknown>(
     size: () => 0,
   });
 
+  /**
+   * Takes a run out of the head of its session's line when it will never start: it has no
+   * first job (its producer stopped between recording the run and adding the job) and was
+   * recorded over `leaseMs` ago, or its records are gone. Its waiters learn it failed. Returns
+   * whether it did, so that the runs behind it are not held up for ever.
+   */
+  const droppedOrphan = async (head: string, sessionId: string): Promise<boolean> => {
+    const [state, enqueuedAt] = await client.hmget(keys.run(head), "state", "enqueuedAt");
+    if (typeof state === "string" && state !== "queued") return false;
+    if (typeof enqueuedAt === "string" && Date.now() - Date.parse(enqueuedAt) < leaseMs)
+      return false;
+    if ((await queue.getJob(stepJobId(head, 0))) !== undefined) return false;
+    await client.lrem(keys.waiting(sessionId), 1, head);
+    if (typeof state === "string") {
+      const message = `Run ${JSON.stringify(head)} on session ${JSON.stringify(sessionId)} never started: it was recorded on queue "${name}" but its first job was never added (the producer stopped between the two). Nothing of it ran; enqueue the prompt again.`;
+      await publish(head, [{ kind: "failed", code: "run_failed", message }]);
+      await markEnded(head, "failed");
+      await afterRunEnded(head, sessionId, { text: message, isError: true });
+    }
+    return true;
+  };
+
   const takeStep = async (job: Job<StepJobData>, token: string | undefined): Promise<void> => {
     const data = job.data;
     const { runId, sessionId, agentName } = data;
@@ -509,7 +534,7 @@ export function createRunWorker<TContext = unknown>(
     // Runs of one session start in the order they were enqueued (D10).
     if (data.prompt !== undefined) {
       const head = await client.lindex(keys.waiting(sessionId), 0);
-      if (head !== null && head !== runId) {
+      if (head !== null && head !== runId && !(await droppedOrphan(head, sessionId))) {
         await job.moveToDelayed(Date.now() + retryDelay(leaseMs), token);
         throw new DelayedError();
       }
@@ -536,34 +561,33 @@ export function createRunWorker<TContext = unknown>(
         ),
       ),
     );
-    // A resume continues an aborted run: it clears the flag once accepted.
-    const isResume = data.step === undefined && data.prompt === undefined;
-    const abortReason = isResume ? null : await client.get(keys.abort(runId));
-    if (abortReason !== null) {
-      controllers.delete(controller);
-      if (controllers.size === 0) active.delete(runId);
-      await lease.release().catch(reportError);
-      await publish(runId, [{ kind: "aborted", message: abortReason }]);
-      await markEnded(runId, "aborted");
-      return;
-    }
     const inbox = peekInbox(sessionId);
     const messages: StreamRecord[] = [];
     let taken: number | undefined;
     let publishing: Promise<void> | undefined;
     let accepting: Promise<unknown> | undefined;
     let starting: Promise<unknown> | undefined;
+    // Everything from here gives the lease back when it ends, however it ends.
     try {
+      // A resume continues an aborted run: it clears the flag once accepted.
+      const isResume = data.step === undefined && data.prompt === undefined;
+      const abortReason = isResume ? null : await client.get(keys.abort(runId));
+      if (abortReason !== null) {
+        await lease.release().catch(reportError);
+        await publish(runId, [{ kind: "aborted", message: abortReason }]);
+        await markEnded(runId, "aborted");
+        return;
+      }
       const context =
         contextOf === undefined
           ? undefined
           : await contextOf({ agentName, sessionId, runId, step: data.step });
       let outcome: AgentStepResult;
-      // A resume delivered again after a crash finds its decisions already stored.
+      // A resume delivered again after a crash may find its decisions already stored (the
+      // worker died after storing them): the log says so, and the run just goes on.
       let decisions = data.decisions;
-      if (decisions !== undefined && job.attemptsStarted > 1) {
-        const pending = await client.hget(keys.run(runId), "state");
-        if (pending !== "interrupted") decisions = undefined;
+      if (decisions !== undefined && (await decisionsLogged(store, sessionId, runId, decisions))) {
+        decisions = undefined;
       }
       try {
         outcome = await agent.step(sessionId, {
@@ -617,14 +641,18 @@ export function createRunWorker<TContext = unknown>(
           // that one is parked (waiting for approvals, or aborted) and would never end alone.
           const other = await client.hget(keys.session(sessionId), "runId");
           const state = other === null ? null : await client.hget(keys.run(other), "state");
-          if (state === "interrupted" || state === "aborted" || state === "failed") {
+          // Only a run that is queued or running on this queue ends by itself; any other
+          // (parked, or started outside this queue, or whose records expired) never would.
+          if (state !== "queued" && state !== "running") {
             const why =
               state === "interrupted"
-                ? "waits for approvals"
+                ? `run ${JSON.stringify(other)}, which waits for approvals`
                 : state === "aborted"
-                  ? "was aborted"
-                  : "failed and could not be ended in the session store";
-            const message = `Run ${JSON.stringify(runId)} cannot start: session ${JSON.stringify(sessionId)} has the unfinished run ${JSON.stringify(other)}, which ${why}. Continue it with queue.resume(${JSON.stringify(sessionId)}${state === "interrupted" ? ", { decisions }" : ""}) and enqueue this prompt again once it ended, or use another session.`;
+                  ? `run ${JSON.stringify(other)}, which was aborted`
+                  : state === "failed"
+                    ? `run ${JSON.stringify(other)}, which failed and could not be ended in the session store`
+                    : "a run that is not running on this queue (it was started elsewhere, or its queue records expired)";
+            const message = `Run ${JSON.stringify(runId)} cannot start: session ${JSON.stringify(sessionId)} has an unfinished ${why}. Continue it with queue.resume(${JSON.stringify(sessionId)}${state === "interrupted" ? ", { decisions }" : ""}) and enqueue this prompt again once it ended, or use another session.`;
             await publish(runId, [{ kind: "failed", code: "session_busy", message }]);
             await markEnded(runId, "failed");
             throw new StepRefused(message);
@@ -667,8 +695,12 @@ export function createRunWorker<TContext = unknown>(
       await publishStep(runId, sessionId, outcome, taken, messages);
       await client.hset(keys.session(sessionId), { runId, agentName });
       if (outcome.status === "ended") {
-        // A job delivered again after its run ended: everything was done the first time.
-        if (alreadyEnded) return;
+        // A job delivered again after its run ended: its worker may have died before handing
+        // the reply on; afterRunEnded() does that at most once.
+        if (alreadyEnded) {
+          await afterRunEnded(runId, sessionId, resultText(agentName, outcome.result));
+          return;
+        }
         const result = outcome.result;
         if (result.subtype === "interrupted") {
           await markEnded(runId, "interrupted");
@@ -713,6 +745,8 @@ export function createRunWorker<TContext = unknown>(
     maxStalledCount: 3,
   });
   worker.on("error", reportError);
+  /** The failure handlers in progress: close() waits for them before closing Redis. */
+  const endings = new Set<Promise<void>>();
   // A step that failed on every attempt ends its run as failed, with the cause (poison steps).
   worker.on("failed", (job, error) => {
     if (job === undefined || error instanceof StepRefused) return;
@@ -740,7 +774,9 @@ export function createRunWorker<TContext = unknown>(
       await markEnded(runId, "ended");
       await afterRunEnded(runId, sessionId, resultText(job.data.agentName, result));
     };
-    end().catch(reportError);
+    const ending = end().catch(reportError);
+    endings.add(ending);
+    void ending.finally(() => endings.delete(ending));
   });
 
   let closed = false;
@@ -755,6 +791,7 @@ export function createRunWorker<TContext = unknown>(
       const connected = client.status === "ready";
       if (!connected) client.disconnect();
       await worker.close(!connected);
+      await Promise.allSettled([...endings]);
       await fanOut?.close();
       await queue.close();
       await closeClient(subscriber);
@@ -880,4 +917,28 @@ function abortError(reason: string): Error {
   const error = new Error(`Run aborted: ${reason}`);
   error.name = "AbortError";
   return error;
+}
+
+/**
+ * Whether the run log already holds these decisions for the run (a `decisions` entry of the
+ * run with the same approval ids): a resume delivered again after its worker stored them.
+ */
+async function decisionsLogged(
+  store: SessionStore,
+  sessionId: string,
+  runId: string,
+  decisions: { readonly [approvalId: string]: unknown },
+): Promise<boolean> {
+  const ids = Object.keys(decisions).sort().join("\n");
+  const { entries } = await store.load(sessionId);
+  return entries.some((entry) => {
+    const logged = entry as { type?: unknown; runId?: unknown; decisions?: unknown };
+    return (
+      logged.type === "decisions" &&
+      logged.runId === runId &&
+      typeof logged.decisions === "object" &&
+      logged.decisions !== null &&
+      Object.keys(logged.decisions).sort().join("\n") === ids
+    );
+  });
 }

@@ -111,7 +111,9 @@ export interface StepOptions<TContext = unknown> {
   /**
    * Takes the step only when the log is at this step (`AgentStepResult.nextStep` of the step
    * before); otherwise nothing runs and the result is `{ status: "stale" }` with the step the
-   * log is at. What makes a step taken twice (a job delivered again) harmless.
+   * log is at. What makes a step taken twice (a job delivered again) harmless. A step asked
+   * again of a run that has ended gives its result again; of a run paused for approvals (and
+   * no `decisions`), its `interrupted` result with the pending approvals.
    */
   readonly expectedStep?: number;
   /** Decisions on the pending approvals of an interrupted run, as `ResumeOptions.decisions` (R15). */

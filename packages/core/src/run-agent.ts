@@ -292,6 +292,16 @@ export async function runSteps(
     runId = last.runId;
     resumed = true;
     if (last.finished) return rebuiltResult(last, state, sessionId, placement);
+    // A step job delivered again after its run paused for approvals (its worker died after
+    // storing the interrupt): the pause is the step's outcome, given again.
+    if (
+      start.kind === "step" &&
+      start.expectedStep !== undefined &&
+      start.decisions === undefined &&
+      last.pending !== undefined
+    ) {
+      return rebuiltResult(last, state, sessionId, placement);
+    }
     decided = checkDecisions(
       sessionId,
       last.pending,
@@ -1003,9 +1013,10 @@ async function loadStep(
 }
 
 /**
- * The result of a finished run, rebuilt from its `run_finished` entry (a step taken again
- * after the run ended): emitted and returned as the run gave it, its `durationMs` counted from
- * the run's start.
+ * The result of a run that ended, rebuilt from the log (a step taken again after the run
+ * ended): from its `run_finished` entry, or, for a run paused for approvals, the `interrupted`
+ * result with its pending approvals. Emitted and returned as the run gave it, its `durationMs`
+ * counted from the run's start.
  */
 function rebuiltResult(
   run: LoggedRun,
@@ -1013,22 +1024,38 @@ function rebuiltResult(
   sessionId: string,
   placement: RunPlacement,
 ): SDKResultMessage {
-  const entry = run.finishedEntry!;
-  const message: SDKResultMessage = {
+  const entry = run.finishedEntry;
+  const base = {
     type: "result",
-    subtype: entry.subtype,
-    result: entry.result,
-    structuredResult: entry.structuredResult,
-    isError: entry.subtype !== "success" && entry.subtype !== "interrupted",
-    numTurns: entry.numTurns,
     durationMs: Math.max(0, Date.now() - Date.parse(run.startedTime)),
-    usage: entry.usage,
-    errors: entry.errors,
     sessionId,
     runId: run.runId,
     parentToolUseId: placement.parentToolUseId,
     messages: state.messages.slice(),
-  };
+  } as const;
+  const message: SDKResultMessage =
+    entry !== undefined
+      ? {
+          ...base,
+          subtype: entry.subtype,
+          result: entry.result,
+          structuredResult: entry.structuredResult,
+          isError: entry.subtype !== "success" && entry.subtype !== "interrupted",
+          numTurns: entry.numTurns,
+          usage: entry.usage,
+          errors: entry.errors,
+        }
+      : {
+          ...base,
+          subtype: "interrupted",
+          result: "",
+          structuredResult: undefined,
+          isError: false,
+          numTurns: run.numTurns,
+          usage: { ...run.usage },
+          errors: [],
+          pendingApprovals: run.pending ?? [],
+        };
   placement.emit(message);
   return message;
 }

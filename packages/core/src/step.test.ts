@@ -169,7 +169,7 @@ describe("agent.step(): the run as a step function (R2)", () => {
     expect(server.requests.length).toBe(requests);
   });
 
-  it("R14, R15: a step that pauses for approval ends interrupted; the step with decisions runs the batch", async () => {
+  it("R14, R15, D7: a step that pauses for approval ends interrupted, and again when asked again; the step with decisions runs the batch", async () => {
     ran.length = 0;
     const risky = tool(
       "echo",
@@ -191,9 +191,19 @@ describe("agent.step(): the run as a step function (R2)", () => {
     if (paused.status !== "ended") throw new Error("expected the interrupt");
     expect(paused.result.subtype).toBe("interrupted");
     const approvalId = paused.result.pendingApprovals![0]!.approvalId;
-    await expect(agent.step("s1", { expectedStep: 1 })).rejects.toMatchObject({
-      code: "approval_missing",
+    // The same step asked again (its job delivered again) gives the pause again, and runs
+    // nothing; a step with neither decisions nor expectedStep is refused, as resume() is.
+    const again = await agent.step("s1", { expectedStep: 1 });
+    expect(again).toMatchObject({
+      status: "ended",
+      result: { subtype: "interrupted", isError: false, numTurns: 1 },
     });
+    if (again.status !== "ended") throw new Error("expected the interrupt again");
+    expect(again.result.pendingApprovals).toEqual(paused.result.pendingApprovals);
+    expect(again.result.messages).toEqual(paused.result.messages);
+    expect(again.result.usage).toEqual(paused.result.usage);
+    await expect(agent.step("s1")).rejects.toMatchObject({ code: "approval_missing" });
+    expect(ran).toEqual([]);
     const started: number[] = [];
     const resumed = await agent.step("s1", {
       decisions: { [approvalId]: { approved: true } },
