@@ -755,6 +755,38 @@ describe("@lattice/bullmq: what a dead worker leaves behind (D5, D7, D10)", () =
     }
   });
 
+  it("D3, D7: close() ends a resume() still waiting for a worker with `closed`; the resume stays queued and a worker started later runs it", async () => {
+    const { name, queue, startWorker, close } = await bare();
+    const other = createRunQueue({ connection: redis.url, name });
+    try {
+      const first = startWorker();
+      const sessionId = "resume-closed";
+      const { runId } = await queue.enqueue("echoer", "echo after", { sessionId });
+      const paused = await queue.result(runId, { timeoutMs: 15_000 });
+      const approvalId = paused.pendingApprovals![0]!.approvalId;
+      await first.close();
+      // No worker is running: the resume waits for one until the queue closes.
+      const waiting = errorOf(
+        queue.resume(sessionId, { decisions: { [approvalId]: { approved: true } } }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await queue.close();
+      expect(await waiting).toMatchObject({ code: "closed" });
+      startWorker();
+      // result() gives the interrupted result until a worker has taken the queued resume.
+      let result = await other.result(runId, { timeoutMs: 15_000 });
+      for (let tries = 0; result.subtype === "interrupted" && tries < 300; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        result = await other.result(runId, { timeoutMs: 15_000 });
+      }
+      expect(result).toMatchObject({ subtype: "success", result: "done" });
+      expect(executions.filter((text) => text === "crash after")).toHaveLength(1);
+    } finally {
+      await other.close();
+      await close();
+    }
+  });
+
   it("D10: a prompt on a session whose unfinished run is not on this queue fails with session_busy at once, instead of waiting for ever", async () => {
     const { queue, agent, startWorker, close } = await bare([echo]);
     try {

@@ -142,7 +142,8 @@ export interface RunQueue {
    *
    * @throws `RunQueueError` `run_not_found` when no worker took a run of the session,
    *   `resume_refused` with the worker's reason (`approval_missing`, `approval_unknown`,
-   *   `not_interrupted`, ...), `result_timeout` when no worker accepted it in time.
+   *   `not_interrupted`, ...), `result_timeout` when no worker accepted it in time, `closed`
+   *   when {@link RunQueue.close} ends the wait (the resume stays queued).
    */
   resume(sessionId: string, options?: QueueResumeOptions): Promise<EnqueuedRun>;
   /**
@@ -392,7 +393,13 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
       };
       const jobId = stepJobId(runId, `resume-${randomBytes(6).toString("hex")}`);
       await queue.add(STEP_JOB_NAME, data, { jobId });
-      await waitForAcceptance(queue, jobId, runId, timeoutMs);
+      try {
+        await waitForAcceptance(queue, jobId, runId, timeoutMs, closing.signal);
+      } catch (error) {
+        // close() ends the wait; the resume job stays queued and runs when a worker takes it.
+        if (closing.signal.aborted) throw closedError();
+        throw error;
+      }
       return { runId, sessionId };
     },
 
@@ -436,15 +443,20 @@ export function stepJobOptions(attempts: number, backoffMs: number) {
   };
 }
 
-/** Polls a resume job until a worker accepted it, refused it, or the time is up. */
+/**
+ * Polls a resume job until a worker accepted it, refused it, or the time is up; `closed`
+ * (the queue's close()) ends the wait with its reason.
+ */
 async function waitForAcceptance(
   queue: Queue<StepJobData>,
   jobId: string,
   runId: string,
   timeoutMs: number,
+  closed: AbortSignal,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    closed.throwIfAborted();
     const job = await Job.fromId(queue, jobId);
     // Completed jobs are removed: it ran.
     if (job === undefined) return;
@@ -466,7 +478,15 @@ async function waitForAcceptance(
         runId,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, 25);
+      function done(): void {
+        clearTimeout(timer);
+        closed.removeEventListener("abort", done);
+        resolve();
+      }
+      closed.addEventListener("abort", done, { once: true });
+    });
   }
 }
 
