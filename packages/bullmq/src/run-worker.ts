@@ -736,7 +736,61 @@ export function createRunWorker<TContext = unknown>(
     }
   };
 
-  const worker = new Worker<StepJobData>(name, takeStep, {
+  /**
+   * Ends the run of a step that failed on its last attempt as failed, with the cause (poison
+   * steps): through `endRun()` of core, or, when the store refuses that too, as `run_failed`.
+   * A resume that never got going leaves its run as it was (`queue.resume()` reports it).
+   * Safe to do twice: a run already ended gives its result again, and its reply is posted once.
+   */
+  const endFailedRun = async (data: StepJobData, cause: string): Promise<void> => {
+    const { runId, sessionId, step } = data;
+    if (step === undefined && data.prompt === undefined) {
+      const state = await client.hget(keys.run(runId), "state");
+      if (state === "interrupted" || state === "aborted") return;
+    }
+    let result: SDKResultMessage;
+    try {
+      result = await endRun({ store, sessionId, runId, errors: [cause] });
+    } catch (endError) {
+      const message = `${cause}. Ending the run in its session store failed too: ${(endError as Error).message}`;
+      await publish(runId, [{ kind: "failed", code: "run_failed", message }]);
+      await markEnded(runId, "failed");
+      await afterRunEnded(runId, sessionId, { text: message, isError: true });
+      return;
+    }
+    await publish(runId, [{ kind: "message", message: result }]);
+    await markEnded(runId, "ended");
+    await afterRunEnded(runId, sessionId, resultText(data.agentName, result));
+  };
+  const failureCause = (data: StepJobData, attempts: number, error: Error): string =>
+    `Step ${data.step ?? "(resume)"} of run ${data.runId} failed ${attempts} time(s); the last error: ${error.message}`;
+
+  /**
+   * Takes the job's step. When its last attempt fails, the run is ended here, while the job
+   * still holds its lock: a worker killed meanwhile leaves the job stalled, and the worker that
+   * takes it over tries the step once more and ends the run then.
+   */
+  const processStep = async (job: Job<StepJobData>, token: string | undefined): Promise<void> => {
+    try {
+      await takeStep(job, token);
+    } catch (error) {
+      if (error instanceof DelayedError || error instanceof StepRefused) throw error;
+      const failure = error instanceof Error ? error : new Error(String(error));
+      const last =
+        failure instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (!last) throw failure;
+      const cause = failureCause(job.data, job.attemptsMade + 1, failure);
+      // If ending the run fails too (Redis gone), the job fails with its own error and the
+      // "failed" listener below tries again.
+      await endFailedRun(job.data, cause).catch((endError) => {
+        reportError(endError);
+        throw failure;
+      });
+      throw new StepRefused(cause);
+    }
+  };
+
+  const worker = new Worker<StepJobData>(name, processStep, {
     connection: client,
     prefix,
     concurrency,
@@ -747,34 +801,15 @@ export function createRunWorker<TContext = unknown>(
   worker.on("error", reportError);
   /** The failure handlers in progress: close() waits for them before closing Redis. */
   const endings = new Set<Promise<void>>();
-  // A step that failed on every attempt ends its run as failed, with the cause (poison steps).
+  // A job that failed for good without processStep ending its run (it stalled too often, or
+  // ending the run failed): its run ends as failed here.
   worker.on("failed", (job, error) => {
     if (job === undefined || error instanceof StepRefused) return;
     const attempts = job.opts.attempts ?? 1;
     if (!(error instanceof UnrecoverableError) && job.attemptsMade < attempts) return;
-    const { runId, sessionId, step } = job.data;
-    const cause = `Step ${step ?? "(resume)"} of run ${runId} failed ${job.attemptsMade} time(s); the last error: ${error.message}`;
-    const end = async (): Promise<void> => {
-      // A resume that never got going leaves the run as it was (queue.resume() reports it).
-      if (step === undefined && job.data.prompt === undefined) {
-        const state = await client.hget(keys.run(runId), "state");
-        if (state === "interrupted" || state === "aborted") return;
-      }
-      let result: SDKResultMessage;
-      try {
-        result = await endRun({ store, sessionId, runId, errors: [cause] });
-      } catch (endError) {
-        const message = `${cause}. Ending the run in its session store failed too: ${(endError as Error).message}`;
-        await publish(runId, [{ kind: "failed", code: "run_failed", message }]);
-        await markEnded(runId, "failed");
-        await afterRunEnded(runId, sessionId, { text: message, isError: true });
-        return;
-      }
-      await publish(runId, [{ kind: "message", message: result }]);
-      await markEnded(runId, "ended");
-      await afterRunEnded(runId, sessionId, resultText(job.data.agentName, result));
-    };
-    const ending = end().catch(reportError);
+    const ending = endFailedRun(job.data, failureCause(job.data, job.attemptsMade, error)).catch(
+      reportError,
+    );
     endings.add(ending);
     void ending.finally(() => endings.delete(ending));
   });
