@@ -68,7 +68,7 @@ export async function waitUntilReady(opened: OpenedClient, timeoutMs: number): P
       reject(
         new RunQueueError(
           "redis_unreachable",
-          `Could not connect to Redis at ${opened.label} within ${timeoutMs} ms${cause !== undefined ? ` (${cause})` : ""}. Start Redis there (for example: redis-server --port 6379), or pass the right connection; the client keeps retrying in the background.`,
+          `Could not connect to Redis at ${opened.label} within ${timeoutMs} ms${cause !== undefined ? ` (${cause})` : ""}. Start Redis there (for example: redis-server --port ${client.options.port ?? 6379}), or pass the right connection; the client keeps retrying in the background.`,
         ),
       );
     }, timeoutMs);
