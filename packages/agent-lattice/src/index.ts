@@ -67,6 +67,7 @@ export {
   type RunResumedEntry,
   type RunStartedEntry,
   type RunStartedTraceEvent,
+  type RunStepFinishedTraceEvent,
   type RunUsage,
   type SDKAssistantMessage,
   type SDKMessage,

@@ -105,6 +105,7 @@ export type {
   RunAbortedTraceEvent,
   RunFinishedTraceEvent,
   RunStartedTraceEvent,
+  RunStepFinishedTraceEvent,
   ToolBatchTraceEvent,
   ToolProgressTraceEvent,
   TraceEvent,

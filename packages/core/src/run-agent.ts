@@ -690,6 +690,14 @@ export async function runSteps(
       const number = stepNumberOf(step, run);
       const expected = stepping.expected;
       if (stepping.taken !== undefined || (expected !== undefined && number !== expected)) {
+        trace?.({
+          type: "run_step_finished",
+          time: performance.now(),
+          sessionId,
+          runId,
+          step: stepping.taken,
+          nextStep: number,
+        });
         return {
           type: "step_yield",
           sessionId,

@@ -160,6 +160,19 @@ export interface RunAbortedTraceEvent extends TraceEventBase {
   readonly durationMs: number;
 }
 
+/**
+ * A step of a run taken one step at a time (`agent.step()`) ended and the run goes on: its
+ * next step may be taken in another process. Not emitted when the run ends within the step
+ * (`run_finished` is).
+ */
+export interface RunStepFinishedTraceEvent extends TraceEventBase {
+  readonly type: "run_step_finished";
+  /** The step taken, or `undefined` when the log was not at the expected step (nothing ran). */
+  readonly step: number | undefined;
+  /** The step the log is at now: the run's next step. */
+  readonly nextStep: number;
+}
+
 /** Every event `onTrace` receives. API keys never appear in them. */
 export type TraceEvent =
   | RunStartedTraceEvent
@@ -171,6 +184,7 @@ export type TraceEvent =
   | HookTraceEvent
   | RunFinishedTraceEvent
   | RunAbortedTraceEvent
+  | RunStepFinishedTraceEvent
   | ApprovalRequestedTraceEvent
   | ApprovalDecidedTraceEvent
   | ToolProgressTraceEvent;

@@ -71,6 +71,13 @@ export const ATTR_LATTICE_RUN_RESUMED = "lattice.run.resumed";
  * `"error_during_execution"`, `"interrupted"` (paused for approvals) or `"aborted"`.
  */
 export const ATTR_LATTICE_RUN_SUBTYPE = "lattice.run.subtype";
+/**
+ * `lattice.run.step`: on the span of one step of a stepped run (`agent.step()`, a job queue's
+ * worker), the step it took (the model call of turn _t_ is step 2_t_−2, its batch 2_t_−1).
+ */
+export const ATTR_LATTICE_RUN_STEP = "lattice.run.step";
+/** `lattice.run.next_step`: on the span of one step of a stepped run, the step that comes next. */
+export const ATTR_LATTICE_RUN_NEXT_STEP = "lattice.run.next_step";
 /** `lattice.run.num_turns`: the model turns the run took. */
 export const ATTR_LATTICE_RUN_NUM_TURNS = "lattice.run.num_turns";
 /** `lattice.run.parent_tool_call_id`: on an agent tool's child run, the call that started it. */

@@ -184,9 +184,11 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
     // A run already open under this id (a resume of a run whose end this observer missed).
     const stale = runs.get(runId);
     if (stale !== undefined) {
-      stale.endOpen(event.time, "unfinished");
-      stale.end(event.time);
       runs.delete(runId);
+      stale.endOpen(event.time, "unfinished");
+      stale.span.setAttribute(ATTR_LATTICE_RUN_SUBTYPE, "unfinished");
+      stale.end(event.time);
+      remember(runId, stale.span.spanContext());
     }
     unskip(runId);
     const parentTool = parentToolUseId !== null ? parentCall(parentToolUseId) : undefined;
@@ -267,10 +269,22 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
         else if (event.type === "run_finished" || event.type === "run_aborted") unskip(event.runId);
         return;
       }
-      if (run.handle(event)) {
-        runs.delete(event.runId);
-        lastRun = undefined;
-        remember(event.runId, run.span.spanContext());
+      const ends =
+        event.type === "run_finished" ||
+        event.type === "run_aborted" ||
+        event.type === "run_step_finished";
+      if (!ends) {
+        run.handle(event);
+        return;
+      }
+      // The run is forgotten first, so that a processor that throws as its span ends leaves
+      // no run open behind it.
+      runs.delete(runId);
+      lastRun = undefined;
+      try {
+        run.handle(event);
+      } finally {
+        remember(runId, run.span.spanContext());
       }
     },
     endOpenSpans() {

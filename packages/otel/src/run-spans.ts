@@ -13,7 +13,9 @@ import {
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_LATTICE_RUN_NEXT_STEP,
   ATTR_LATTICE_RUN_NUM_TURNS,
+  ATTR_LATTICE_RUN_STEP,
   ATTR_LATTICE_RUN_SUBTYPE,
   ATTR_LATTICE_TOOL_DURATION_MS,
   ATTR_LATTICE_TOOL_STATUS,
@@ -162,6 +164,9 @@ export class RunSpans {
       case "run_aborted":
         this.runAborted(event);
         return true;
+      case "run_step_finished":
+        this.stepFinished(event);
+        return true;
       default:
         return false;
     }
@@ -209,7 +214,11 @@ export class RunSpans {
    */
   end(time: number): void {
     this.settings.ends.flush();
-    this.span.end(epochMillis(time));
+    try {
+      this.span.end(epochMillis(time));
+    } catch {
+      // A span processor's or exporter's fault: it costs this span, never the run.
+    }
   }
 
   /** Records `approval_decided` (which core emits before the resumed run's `run_started`). */
@@ -358,7 +367,9 @@ export class RunSpans {
     const index = event.index;
     const tool = this.callOf(index, event.id);
     if (tool === undefined) return;
-    if (this.batch[index] === tool) this.batch[index] = undefined;
+    // The call leaves its slot, wherever it is (an event from elsewhere may name another index).
+    const slot = this.batch[index] === tool ? index : this.batch.indexOf(tool);
+    if (slot >= 0) this.batch[slot] = undefined;
     else if (this.earlier !== undefined) {
       this.earlier = this.earlier.filter((other) => other !== tool);
       if (this.earlier.length === 0) this.earlier = undefined;
@@ -434,6 +445,17 @@ export class RunSpans {
     if (event.subtype !== "success" && !interrupted) {
       failSpan(this.span, event.subtype, `the run ended with ${event.subtype}`);
     }
+    this.end(event.time);
+  }
+
+  /**
+   * A step of a stepped run (`agent.step()`) ended and the run goes on, maybe in another
+   * process: this process's span of the run ends, and the next step's run links to it.
+   */
+  private stepFinished(event: EventOf<"run_step_finished">): void {
+    this.endOpen(event.time, "unfinished");
+    if (event.step !== undefined) this.span.setAttribute(ATTR_LATTICE_RUN_STEP, event.step);
+    this.span.setAttribute(ATTR_LATTICE_RUN_NEXT_STEP, event.nextStep);
     this.end(event.time);
   }
 

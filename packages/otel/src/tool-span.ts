@@ -116,7 +116,8 @@ export class ToolSpan implements Ending {
 
   /** The call finished (or the run's end cut it): the span ends with the turn's others. */
   finished(ending: ToolEnd): void {
-    this.ending = ending;
+    // The first ending stands: the run's end does not overwrite a call's own.
+    if (this.ending === undefined) this.ending = ending;
   }
 
   /** The span, started now if it has not started yet. */
