@@ -34,6 +34,21 @@ async function waitFor(check: () => boolean | Promise<boolean>, ms = 5000): Prom
   }
 }
 
+/**
+ * Whether a process has become `sleep` in a session of its own: `setsid` has run and exec'd.
+ * `$!` is written before that happens, so a test that aborts at once would race it.
+ */
+function isSessionLeaderSleep(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const [, , , session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return name === "sleep" && Number(session) === pid;
+  } catch {
+    return false;
+  }
+}
+
 async function readPid(name: string): Promise<number> {
   let pid = Number.NaN;
   await waitFor(async () => {
@@ -152,6 +167,7 @@ describe("Bash", () => {
     );
     const survivor = await readPid("quiet-child.pid");
     try {
+      await waitFor(() => isSessionLeaderSleep(survivor), 2000);
       controller.abort();
       const output = text(await running);
       expect(output).toContain("Command cancelled");
