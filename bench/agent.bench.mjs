@@ -3,7 +3,6 @@
 // no validation, no scheduler and no events (docs/performance.md). The model server
 // runs in a child process, so process CPU here is the client's alone.
 import { fork, spawnSync } from "node:child_process";
-import { setMaxListeners } from "node:events";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -33,7 +32,21 @@ export async function startModelServer() {
     child.once("message", (message) => resolve(message.url));
     child.once("exit", (code) => reject(new Error(`model server exited with ${code}`)));
   });
-  return { url, close: () => child.disconnect() };
+  return {
+    url,
+    close: () => child.disconnect(),
+    /** How many requests for the "slow" model the server has received so far. */
+    slowRequests: () =>
+      new Promise((resolve) => {
+        const listener = (message) => {
+          if (typeof message?.slowRequests !== "number") return;
+          child.off("message", listener);
+          resolve(message.slowRequests);
+        };
+        child.on("message", listener);
+        child.send("slowRequests");
+      }),
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -251,10 +264,11 @@ async function makespan(url, name, cap) {
 }
 
 // ---------------------------------------------------------------------------------------
-// (c) Heap per in-flight run: 1,000 runs waiting on a slow model.
+// (c) Heap per in-flight run: 10,000 runs (1,000 with --quick) waiting on a slow model.
 // ---------------------------------------------------------------------------------------
-async function heapPerRun(url) {
-  const count = 1000;
+async function heapPerRun(server) {
+  const url = server.url;
+  const count = quick ? 1000 : 10_000;
   const settle = async () => {
     for (let index = 0; index < 3; index++) {
       globalThis.gc?.();
@@ -264,15 +278,22 @@ async function heapPerRun(url) {
   };
   const measure = async (start) => {
     const before = await settle();
-    const controller = new AbortController();
-    // Every run listens to this one signal: tell Node that 1,000 listeners are intended.
-    setMaxListeners(count * 4, controller.signal);
-    const pending = Array.from({ length: count }, () =>
+    // One signal per run, as a server gives each request its own (undici caps the listeners
+    // of a signal shared by many fetches at 1,500, and warns past that).
+    const controllers = Array.from({ length: count }, () => new AbortController());
+    const pending = controllers.map((controller) =>
       start(controller.signal).catch(() => undefined),
     );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Measure once every run's request has reached the server (and is waiting there).
+    const target = (await server.slowRequests()) + count;
+    const deadline = Date.now() + 60_000;
+    while ((await server.slowRequests()) < target) {
+      if (Date.now() > deadline)
+        throw new Error(`heap bench: not all ${count} runs reached the server`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const during = await settle();
-    controller.abort();
+    for (const controller of controllers) controller.abort();
     await Promise.all(pending);
     return (during - before) / count;
   };
@@ -305,6 +326,7 @@ async function heapPerRun(url) {
     floorBytes: floor,
     latticeBytes: lattice,
     ratio: lattice / floor,
+    runs: count,
     gcExposed: typeof globalThis.gc === "function",
   };
 }
@@ -401,6 +423,7 @@ async function firstDelta(url) {
 export async function runAgentBenchmarks(only) {
   const server = await startModelServer();
   try {
+    if (only === "heap") return { heapPerRun: await heapPerRun(server) };
     if (only === "cpu") {
       return {
         cpuPerTurn: {
@@ -420,7 +443,7 @@ export async function runAgentBenchmarks(only) {
         safe50x20Cap10: await makespan(server.url, "safe-50x20", 10),
         mixedCap10: await makespan(server.url, "mixed", 10),
       },
-      heapPerRun: await heapPerRun(server.url),
+      heapPerRun: await heapPerRun(server),
       coldImport: coldImport(),
       firstDelta: await firstDelta(server.url),
     };

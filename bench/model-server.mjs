@@ -3,12 +3,14 @@
 //   loop-<calls>      : 20 turns, each calling tool "t0".."t<calls-1>" once, then a final text
 //   long-<turns>      : <turns> turns, each calling tool "t0" once, then a final text (one long run)
 //   makespan-<name>   : one batch from scenarios.mjs, then a final text
-//   slow              : answers after 4 s (heap measurement)
+//   slow              : answers after 30 s (heap measurement; counted, see below)
 //   text              : one short streamed text reply, for first-delta latency
 import { createScriptedModelServer } from "agent-lattice/testing";
 import { MAKESPAN_SCENARIOS } from "./scenarios.mjs";
 
 const TURNS = 20;
+/** How many "slow" requests arrived: the heap bench asks over IPC until all of its runs wait. */
+let slowRequests = 0;
 
 function assistantTurns(messages) {
   let count = 0;
@@ -22,7 +24,10 @@ const server = await createScriptedModelServer({
   respond(request) {
     const body = request.body;
     const model = body.model;
-    if (model === "slow") return { content: [{ type: "text", text: "late" }], delayMs: 4000 };
+    if (model === "slow") {
+      slowRequests++;
+      return { content: [{ type: "text", text: "late" }], delayMs: 30_000 };
+    }
     if (model === "text") {
       return {
         content: [{ type: "text", text: "Hello from the scripted model." }],
@@ -67,6 +72,9 @@ const server = await createScriptedModelServer({
   },
 });
 process.send?.({ url: server.url });
+process.on("message", (message) => {
+  if (message === "slowRequests") process.send?.({ slowRequests });
+});
 process.on("disconnect", () => {
   server.close().then(() => process.exit(0));
 });

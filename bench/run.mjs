@@ -23,23 +23,26 @@ for (const [key, label] of [
   ["streaming10Tools", "CPU per turn, streaming, 10 tools"],
 ]) {
   const figure = agent.cpuPerTurn[key];
+  // ../shared/spec/performance.md, raised after the first release: 1.10 without streaming,
+  // 1.05 over SSE.
+  const goal = key.startsWith("streaming") ? 1.05 : 1.1;
   row(
     label,
     us(figure.floorMicros),
     us(figure.latticeMicros),
     figure.ratio.toFixed(2),
-    "≤ 1.15",
-    figure.ratio <= 1.15,
+    `≤ ${goal.toFixed(2)}`,
+    figure.ratio <= goal,
   );
 }
 const heap = agent.heapPerRun;
 row(
-  "heap per in-flight run (1,000 runs)",
+  `heap per in-flight run (${heap.runs.toLocaleString("en-US")} runs)`,
   `${(heap.floorBytes / 1024).toFixed(1)} KiB`,
   `${(heap.latticeBytes / 1024).toFixed(1)} KiB`,
   heap.ratio.toFixed(2),
-  "≤ 1.2",
-  heap.ratio <= 1.2,
+  "≤ 1.10",
+  heap.ratio <= 1.1,
 );
 const cold = agent.coldImport;
 row(
@@ -47,8 +50,8 @@ row(
   `${cold.bareNodeMs.toFixed(1)} ms (bare node)`,
   `${cold.importMs.toFixed(1)} ms`,
   `+${cold.addedMs.toFixed(1)} ms`,
-  "≤ +50 ms",
-  cold.addedMs <= 50,
+  "≤ +30 ms",
+  cold.addedMs <= 30,
 );
 for (const [key, label] of [
   ["safe50x20Cap10", "makespan, 50 × 20 ms safe, cap 10"],
@@ -60,8 +63,8 @@ for (const [key, label] of [
     `${figure.nominalIdealMs} ms ideal`,
     `${figure.measuredMs.toFixed(1)} ms`,
     figure.efficiency.toFixed(3),
-    "≤ 1.02",
-    figure.efficiency <= 1.02,
+    "≤ 1.01",
+    figure.efficiency <= 1.01,
   );
 }
 const delta = agent.firstDelta;
@@ -70,8 +73,8 @@ row(
   `${delta.rawMs.toFixed(2)} ms (raw stream)`,
   `${delta.queryMs.toFixed(2)} ms`,
   `+${delta.addedMs.toFixed(2)} ms`,
-  "< +1 ms",
-  delta.addedMs < 1,
+  "< +0.2 ms",
+  delta.addedMs < 0.2,
 );
 
 console.log("\n## Agent loop (Lattice beside a hand-written fetch loop, same run)\n");

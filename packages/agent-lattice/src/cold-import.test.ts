@@ -51,3 +51,17 @@ it("the zod block works: importing zod itself fails under it", async () => {
     /zod was imported: zod\/v4/,
   );
 });
+
+it("the built agent-lattice loads no node:crypto at import (ids load it when the first is made)", async () => {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `await import("agent-lattice");
+       console.log(JSON.stringify(process.moduleLoadList.filter((name) => name.includes("crypto"))));`,
+    ],
+    { cwd: consumer, timeout: 60_000 },
+  );
+  expect(JSON.parse(stdout)).toEqual([]);
+});

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import {
   createToolDefinition,
   InvalidOptionError,
@@ -14,6 +13,7 @@ import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { assertMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
 import { createMemberRuntime } from "./member-runtime.js";
 import { HandoffError } from "./multi-agent-errors.js";
+import { prefixedRandomId } from "./random-id.js";
 
 /**
  * How an agent tool hands a task to its member: `"call"` runs the member to completion inside
@@ -209,7 +209,7 @@ async function handOff(
   }
   const link = nextLink(prefix, parent, to, maxDepth);
   const message: MailboxMessage = {
-    id: `mail_${randomUUID()}`,
+    id: prefixedRandomId("mail_"),
     kind: "task",
     from: parent?.agentName ?? "user",
     to,

@@ -1,4 +1,3 @@
-import { randomBytes, randomUUID } from "node:crypto";
 import type {
   ContentBlock,
   ModelMessage,
@@ -56,6 +55,7 @@ import {
 import { checkSessionId } from "./session-store-arguments.js";
 import { SessionWriter } from "./session-writer.js";
 import { type TraceEvent, toToolBatchTraceEvent } from "./trace-event.js";
+import { randomId, randomToken } from "./random-id.js";
 
 /** Everything one run needs, resolved from an agent's options. Internal. */
 export interface AgentRuntime {
@@ -339,7 +339,7 @@ export async function runSteps(
       decisionsEntry = { v: RUN_LOG_VERSION, type: "decisions", runId, decisions: decided };
   } else {
     const prompt = start.prompt!;
-    runId = (start.kind === "step" ? start.runId : undefined) ?? randomUUID();
+    runId = (start.kind === "step" ? start.runId : undefined) ?? randomId();
     const message: ModelMessage = {
       role: "user",
       content: typeof prompt === "string" ? prompt : [...prompt],
@@ -365,7 +365,7 @@ export async function runSteps(
       assertNoUnfinishedRun(state, sessionId, snapshot.version);
       writer = new SessionWriter(start.session.store, sessionId, snapshot.version);
     } else {
-      sessionId = placement.sessionId ?? randomUUID();
+      sessionId = placement.sessionId ?? randomId();
     }
   }
 
@@ -648,7 +648,7 @@ export async function runSteps(
     calls: readonly ToolBatchPendingApproval[],
   ): Promise<SDKResultMessage> => {
     const approvals: PendingApproval[] = calls.map((call) => ({
-      approvalId: `appr_${randomBytes(18).toString("base64url")}`,
+      approvalId: `appr_${randomToken(18)}`,
       toolUseId: call.id,
       toolName: call.name,
       kind: call.kind,

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { ModelProviderV1 } from "@lattice/providers";
 import { AbortError } from "@lattice/scheduler";
 import { createAbortError } from "@lattice/scheduler/internal";
@@ -19,6 +18,7 @@ import { createMemberRuntime, type MemberRuntime } from "./member-runtime.js";
 import { HandoffError } from "./multi-agent-errors.js";
 import { catchRejection, runAgent } from "./run-agent.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
+import { prefixedRandomId } from "./random-id.js";
 
 /**
  * The options of {@link createTeam}. Checked strictly: an unknown key throws with the prefix
@@ -498,7 +498,7 @@ export function createTeam(options: TeamOptions): Team {
       }
       if (controller.signal.aborted) throw teamAbortError(false);
       const mail: MailboxMessage = {
-        id: `mail_${randomUUID()}`,
+        id: prefixedRandomId("mail_"),
         kind: "task",
         from: USER,
         to: member,
@@ -586,7 +586,7 @@ export function mailboxReply(
   isError: boolean,
 ): MailboxMessage {
   return {
-    id: `mail_${randomUUID()}`,
+    id: prefixedRandomId("mail_"),
     kind: "reply",
     from: task.to,
     to: task.from,
