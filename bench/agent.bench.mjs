@@ -37,13 +37,21 @@ export async function startModelServer() {
     close: () => child.disconnect(),
     /** How many requests for the "slow" model the server has received so far. */
     slowRequests: () =>
-      new Promise((resolve) => {
-        const listener = (message) => {
-          if (typeof message?.slowRequests !== "number") return;
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => finish(new Error("model server did not answer")), 10_000);
+        const finish = (error, count) => {
+          clearTimeout(timer);
           child.off("message", listener);
-          resolve(message.slowRequests);
+          child.off("exit", exited);
+          if (error !== undefined) reject(error);
+          else resolve(count);
         };
+        const listener = (message) => {
+          if (typeof message?.slowRequests === "number") finish(undefined, message.slowRequests);
+        };
+        const exited = (code) => finish(new Error(`model server exited with ${code}`));
         child.on("message", listener);
+        child.once("exit", exited);
         child.send("slowRequests");
       }),
   };
@@ -278,23 +286,31 @@ async function heapPerRun(server) {
   };
   const measure = async (start) => {
     const before = await settle();
+    const received = await server.slowRequests();
     // One signal per run, as a server gives each request its own (undici caps the listeners
     // of a signal shared by many fetches at 1,500, and warns past that).
     const controllers = Array.from({ length: count }, () => new AbortController());
+    let settled = 0;
     const pending = controllers.map((controller) =>
-      start(controller.signal).catch(() => undefined),
+      start(controller.signal)
+        .catch(() => undefined)
+        .finally(() => settled++),
     );
-    // Measure once every run's request has reached the server (and is waiting there).
-    const target = (await server.slowRequests()) + count;
-    const deadline = Date.now() + 60_000;
-    while ((await server.slowRequests()) < target) {
-      if (Date.now() > deadline)
-        throw new Error(`heap bench: not all ${count} runs reached the server`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    let during;
+    try {
+      // Measure once every run's request has reached the server, which holds it unanswered.
+      const deadline = Date.now() + 60_000;
+      while ((await server.slowRequests()) < received + count) {
+        if (Date.now() > deadline)
+          throw new Error(`heap bench: not all ${count} runs reached the server`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      during = await settle();
+      if (settled > 0) throw new Error(`heap bench: ${settled} runs ended before the measure`);
+    } finally {
+      for (const controller of controllers) controller.abort();
+      await Promise.all(pending);
     }
-    const during = await settle();
-    for (const controller of controllers) controller.abort();
-    await Promise.all(pending);
     return (during - before) / count;
   };
   const agent = createAgent({

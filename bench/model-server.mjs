@@ -3,7 +3,7 @@
 //   loop-<calls>      : 20 turns, each calling tool "t0".."t<calls-1>" once, then a final text
 //   long-<turns>      : <turns> turns, each calling tool "t0" once, then a final text (one long run)
 //   makespan-<name>   : one batch from scenarios.mjs, then a final text
-//   slow              : answers after 30 s (heap measurement; counted, see below)
+//   slow              : never answers, until the client aborts (heap measurement; counted)
 //   text              : one short streamed text reply, for first-delta latency
 import { createScriptedModelServer } from "agent-lattice/testing";
 import { MAKESPAN_SCENARIOS } from "./scenarios.mjs";
@@ -26,7 +26,7 @@ const server = await createScriptedModelServer({
     const model = body.model;
     if (model === "slow") {
       slowRequests++;
-      return { content: [{ type: "text", text: "late" }], delayMs: 30_000 };
+      return { fault: "hang" };
     }
     if (model === "text") {
       return {

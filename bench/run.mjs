@@ -23,7 +23,7 @@ for (const [key, label] of [
   ["streaming10Tools", "CPU per turn, streaming, 10 tools"],
 ]) {
   const figure = agent.cpuPerTurn[key];
-  // ../shared/spec/performance.md, raised after the first release: 1.10 without streaming,
+  // docs/performance.md, raised after the first release: 1.10 without streaming,
   // 1.05 over SSE.
   const goal = key.startsWith("streaming") ? 1.05 : 1.1;
   row(

@@ -64,4 +64,4 @@ it("the built agent-lattice loads no node:crypto at import (ids load it when the
     { cwd: consumer, timeout: 60_000 },
   );
   expect(JSON.parse(stdout)).toEqual([]);
-});
+}, 70_000);

@@ -27,6 +27,7 @@ import {
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import type { AgentHooks } from "./agent-hooks.js";
 import type { Mailbox } from "./mailbox.js";
+import { randomId, randomToken } from "./random-id.js";
 import {
   addUsage,
   checkRunLog,
@@ -55,7 +56,6 @@ import {
 import { checkSessionId } from "./session-store-arguments.js";
 import { SessionWriter } from "./session-writer.js";
 import { type TraceEvent, toToolBatchTraceEvent } from "./trace-event.js";
-import { randomId, randomToken } from "./random-id.js";
 
 /** Everything one run needs, resolved from an agent's options. Internal. */
 export interface AgentRuntime {

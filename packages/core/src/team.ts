@@ -16,9 +16,9 @@ import {
 } from "./mailbox.js";
 import { createMemberRuntime, type MemberRuntime } from "./member-runtime.js";
 import { HandoffError } from "./multi-agent-errors.js";
+import { prefixedRandomId } from "./random-id.js";
 import { catchRejection, runAgent } from "./run-agent.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
-import { prefixedRandomId } from "./random-id.js";
 
 /**
  * The options of {@link createTeam}. Checked strictly: an unknown key throws with the prefix
