@@ -1,30 +1,14 @@
 import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
-import {
-  chownSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { createServer } from "node:net";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { aptInstall, freeLoopbackPort, withAptLock } from "./provisioning.js";
 
 /** Where Debian's `postgresql-15` package puts the server's programs. */
 const BIN_DIR = "/usr/lib/postgresql/15/bin";
 const REQUIRED_PROGRAMS = ["initdb", "pg_ctl", "postgres", "createdb"] as const;
 const INSTALL_HINT =
   "Install Debian's PostgreSQL 15 to run these tests: sudo apt-get install -y postgresql-15 (run sudo apt-get update first if apt cannot find it).";
-
-/** The lock that serializes provisioning between processes (vitest workers). */
-const INSTALL_LOCK = join(tmpdir(), "lattice-postgres-15-install.lock");
-/** A lock older than this is left over by a process that died while holding it. */
-const INSTALL_LOCK_STALE_MS = 15 * 60_000;
-/** How long a process waits for another one's install before giving up. */
-const INSTALL_LOCK_WAIT_MS = 20 * 60_000;
 
 /** The database user and the database every server is created with. */
 const USER = "lattice";
@@ -50,9 +34,9 @@ export interface PostgresServer {
  * in `/usr/lib/postgresql/15/bin`, where Debian's `postgresql-15` package puts them, and
  * returns that folder. When they are missing and the process runs as root, installs the
  * package (`apt-get install -y postgresql-15`, then `apt-get update` and again when that
- * fails). Several processes (vitest workers) may call it at once: provisioning is serialized
- * by a lock folder in the temp folder (`mkdir` is atomic); a lock whose owner died, or older
- * than 15 minutes, is taken over.
+ * fails). Several processes (vitest workers) may call it at once: every install of this
+ * package (PostgreSQL's and Redis's) takes one lock folder in the temp folder (`mkdir` is
+ * atomic), so only one `apt-get` runs; a lock whose owner died is taken over.
  *
  * Synchronous: it blocks while apt runs (the first time only).
  *
@@ -65,9 +49,9 @@ export function ensurePostgresBinaries(): string {
   if (missingPrograms().length === 0) return BIN_DIR;
   let aptOutput = "";
   if (process.getuid?.() === 0) {
-    withInstallLock(() => {
+    withAptLock(INSTALL_HINT, () => {
       if (missingPrograms().length === 0) return;
-      aptOutput = installPostgres();
+      aptOutput = aptInstall("postgresql-15", "PostgreSQL 15");
     });
   }
   const missing = missingPrograms();
@@ -141,7 +125,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     );
     let port = 0;
     for (let attempt = 1; ; attempt++) {
-      port = await freePort();
+      port = await freeLoopbackPort();
       const serverOptions = [
         `-p ${port}`,
         "-c listen_addresses=127.0.0.1",
@@ -278,19 +262,6 @@ function logTail(log: string, lines = 30): string {
   }
 }
 
-/** A TCP port that was free on 127.0.0.1 a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 interface SystemUser {
   readonly name: string;
   readonly uid: number;
@@ -313,69 +284,4 @@ function postgresUser(): SystemUser {
 
 function missingPrograms(): string[] {
   return REQUIRED_PROGRAMS.filter((program) => !existsSync(join(BIN_DIR, program)));
-}
-
-/** Installs `postgresql-15` with apt; returns the end of apt's output when it failed. */
-function installPostgres(): string {
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const apt = (args: readonly string[]) =>
-    spawnSync("apt-get", args, { env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
-  console.error(
-    "[test-servers] PostgreSQL 15 is missing: installing Debian's postgresql-15 (apt-get install -y postgresql-15)...",
-  );
-  let result = apt(["install", "-y", "postgresql-15"]);
-  if (result.status !== 0) {
-    apt(["update"]);
-    result = apt(["install", "-y", "postgresql-15"]);
-  }
-  if (result.status === 0) return "";
-  const output = `${result.stdout ?? ""}${result.stderr ?? ""}${result.error === undefined ? "" : String(result.error)}`;
-  return output.trimEnd().split("\n").slice(-20).join("\n");
-}
-
-/** Runs `body` holding the cross-process install lock. */
-function withInstallLock(body: () => void): void {
-  const started = Date.now();
-  for (;;) {
-    try {
-      mkdirSync(INSTALL_LOCK);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    if (lockIsStale()) {
-      rmSync(INSTALL_LOCK, { recursive: true, force: true });
-      continue;
-    }
-    if (Date.now() - started > INSTALL_LOCK_WAIT_MS) {
-      throw new Error(
-        `PostgreSQL 15 is missing, and another process has been installing it for more than ${INSTALL_LOCK_WAIT_MS / 60_000} minutes (lock ${INSTALL_LOCK}). Remove that folder if no install is running. ${INSTALL_HINT}`,
-      );
-    }
-    sleepSync(250);
-  }
-  try {
-    writeFileSync(join(INSTALL_LOCK, "pid"), String(process.pid));
-    body();
-  } finally {
-    rmSync(INSTALL_LOCK, { recursive: true, force: true });
-  }
-}
-
-/** Whether the lock's owner died, or the lock is older than any install takes. */
-function lockIsStale(): boolean {
-  try {
-    if (Date.now() - statSync(INSTALL_LOCK).mtimeMs > INSTALL_LOCK_STALE_MS) return true;
-    const pid = Number(readFileSync(join(INSTALL_LOCK, "pid"), "utf8"));
-    if (!Number.isInteger(pid) || pid <= 0) return false;
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    // ESRCH: the owner is gone. ENOENT: the lock (or its pid file) is not there (yet).
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

@@ -1,32 +1,15 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import {
-  accessSync,
-  constants,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants, rmSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { aptInstall, freeLoopbackPort, withAptLock } from "./provisioning.js";
 
 /** What to run when Redis is missing: Debian's package (Redis 7 on Debian 12). */
 const INSTALL_HINT =
   "Install Debian's Redis server to run these tests: sudo apt-get install -y redis-server (run sudo apt-get update first if apt cannot find it).";
 
-/**
- * The folder whose creation serializes package installs across processes (vitest runs test
- * files in several worker processes). Shared by every provisioning helper of this package, so
- * two `apt-get` never run at once.
- */
-const PROVISIONING_LOCK = join(tmpdir(), "lattice-test-servers-apt.lock");
-/** A lock without an owner file older than this is taken over. */
-const LOCK_STALE_MS = 15 * 60_000;
-/** How long a process waits for another one's install before giving up. */
-const LOCK_WAIT_MS = 20 * 60_000;
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 10_000;
 const START_ATTEMPTS = 5;
@@ -78,27 +61,30 @@ let redisServerPath: string | undefined;
  * Returns the path of the `redis-server` executable. When it is missing and the process runs
  * as root, installs Debian's package (`apt-get install -y redis-server`, with
  * `DEBIAN_FRONTEND=noninteractive`; after an `apt-get update` when the first try fails).
- * Processes that call it at once take turns through a lock folder in the temp folder, so
- * only one `apt-get` runs; the others wait for it and then find the server installed.
+ * Processes that call it at once take turns through a lock folder in the temp folder, shared
+ * with PostgreSQL's install, so only one `apt-get` runs; the others wait for it and then find
+ * the server installed.
  *
  * Tests never skip for want of Redis: the caller's test fails with this error instead.
  *
  * @throws Error when `redis-server` is still missing, saying what to install
- *   (`sudo apt-get install -y redis-server`), with `CI=true` and without.
+ *   (`sudo apt-get install -y redis-server`, with the end of apt's output when it failed),
+ *   with `CI=true` and without.
  */
 export function ensureRedisServer(): string {
   if (redisServerPath !== undefined) return redisServerPath;
   let found = findRedisServer();
   const root = process.getuid?.() === 0;
+  let aptOutput = "";
   if (found === undefined && root) {
-    withProvisioningLock(() => {
-      if (findRedisServer() === undefined) installRedisServer();
+    withAptLock(INSTALL_HINT, () => {
+      if (findRedisServer() === undefined) aptOutput = aptInstall("redis-server", "redis-server");
     });
     found = findRedisServer();
   }
   if (found === undefined) {
     throw new Error(
-      `redis-server was not found on PATH (${process.env.PATH ?? ""})${root ? " and apt-get could not install it" : ""}. ${INSTALL_HINT}`,
+      `redis-server was not found on PATH (${process.env.PATH ?? ""})${root ? ` and apt-get could not install it${aptOutput === "" ? "" : `; the end of apt's output:\n${aptOutput}\n`}` : ""}. ${INSTALL_HINT}`,
     );
   }
   redisServerPath = found;
@@ -323,20 +309,6 @@ function answersPing(port: number): Promise<boolean> {
   });
 }
 
-/** A loopback port that was free a moment ago: listen on port 0, read it, close. */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function removeFolder(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   liveFolders.delete(dir);
@@ -344,11 +316,6 @@ async function removeFolder(dir: string): Promise<void> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Blocks the thread: provisioning is synchronous, and only runs when a package is missing. */
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function findRedisServer(): string | undefined {
@@ -369,75 +336,4 @@ function findRedisServer(): string | undefined {
     }
   }
   return undefined;
-}
-
-function installRedisServer(): void {
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  // Wait for dpkg's own lock too, in case something outside these tests runs apt.
-  const apt = (args: readonly string[]) =>
-    execFileSync("apt-get", ["-o", "DPkg::Lock::Timeout=300", ...args], { stdio: "inherit", env });
-  try {
-    apt(["install", "-y", "redis-server"]);
-  } catch {
-    try {
-      apt(["update"]);
-      apt(["install", "-y", "redis-server"]);
-    } catch {
-      // Reported by the caller, which finds redis-server still missing.
-    }
-  }
-}
-
-/**
- * Runs `body` while holding the provisioning lock: a folder created with `mkdir` (atomic:
- * exactly one process creates it), holding the owner's pid. A lock whose owner has died is
- * taken over, and so is one without an owner file that is older than 15 minutes.
- */
-function withProvisioningLock(body: () => void): void {
-  const started = Date.now();
-  for (;;) {
-    try {
-      mkdirSync(PROVISIONING_LOCK);
-      writeFileSync(join(PROVISIONING_LOCK, "owner"), String(process.pid));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    if (lockIsStale()) {
-      rmSync(PROVISIONING_LOCK, { recursive: true, force: true });
-      continue;
-    }
-    if (Date.now() - started > LOCK_WAIT_MS) {
-      throw new Error(
-        `Waited ${LOCK_WAIT_MS / 60_000} minutes for another process to finish installing packages (lock ${PROVISIONING_LOCK}). Remove that folder if no apt-get is running. ${INSTALL_HINT}`,
-      );
-    }
-    sleepSync(250);
-  }
-  try {
-    body();
-  } finally {
-    rmSync(PROVISIONING_LOCK, { recursive: true, force: true });
-  }
-}
-
-function lockIsStale(): boolean {
-  try {
-    const owner = Number(readFileSync(join(PROVISIONING_LOCK, "owner"), "utf8"));
-    if (Number.isSafeInteger(owner) && owner > 0) {
-      try {
-        process.kill(owner, 0);
-        return false;
-      } catch (error) {
-        return (error as NodeJS.ErrnoException).code === "ESRCH";
-      }
-    }
-  } catch {
-    // No owner file yet (just created, or its owner died before writing it): go by age.
-  }
-  try {
-    return Date.now() - statSync(PROVISIONING_LOCK).mtimeMs > LOCK_STALE_MS;
-  } catch {
-    return false; // Gone meanwhile: the next mkdir will tell.
-  }
 }
