@@ -462,7 +462,7 @@ function assemble<TContext>(
               ? undefined
               : (step) => {
                   try {
-                    options.onStepStart!(step);
+                    catchRejection(options.onStepStart!(step), ignoreMessage);
                   } catch {
                     // A failing listener never reaches the run (H1).
                   }

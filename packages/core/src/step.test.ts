@@ -238,6 +238,27 @@ describe("agent.step(): the run as a step function (R2)", () => {
     });
     expect(step).toMatchObject({ status: "ended", result: { subtype: "success", result: "hi" } });
   });
+
+  it("H1: an async onStepStart that rejects leaves no unhandled rejection and does not reach the step", async () => {
+    server.enqueue({ content: [{ type: "text", text: "hi" }] });
+    const agent = createAgent(agentOptions());
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown): void => void unhandled.push(reason);
+    process.on("unhandledRejection", listener);
+    try {
+      const step = await agent.step("s1", {
+        prompt: "go",
+        onStepStart: (async () => {
+          throw new Error("listener down");
+        }) as never,
+      });
+      expect(step).toMatchObject({ status: "ended", result: { subtype: "success" } });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      process.off("unhandledRejection", listener);
+    }
+    expect(unhandled).toEqual([]);
+  });
 });
 
 describe("endRun()", () => {

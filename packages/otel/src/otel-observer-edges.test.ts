@@ -169,4 +169,34 @@ describe("otelObserver: stepped runs and odd traces (O2, O3)", () => {
     seen.endOpenSpans();
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
+
+  it("O2: a stepped run the sampler dropped is forgotten when its step ends: a later run of its session is traced", () => {
+    const exporter = new InMemorySpanExporter();
+    let decisions = 0;
+    const provider = new BasicTracerProvider({
+      // Drops the first run's span, records every later one.
+      sampler: {
+        shouldSample: () => ({ decision: decisions++ === 0 ? 0 : 2 }),
+        toString: () => "first-dropped",
+      },
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    const seen = otelObserver({ tracer: provider.getTracer("test"), agentName: "lead" });
+    seen.onTrace(started(0));
+    seen.onTrace({ type: "run_step_finished", time: 1, ...base, step: 0, nextStep: 1 });
+    // A run of the same session whose parent call this observer never saw (it ran elsewhere).
+    const child = { sessionId: "s1", runId: "r2" } as const;
+    seen.onTrace({
+      ...(started(2) as Extract<TraceEvent, { type: "run_started" }>),
+      ...child,
+      parentToolUseId: "toolu_elsewhere",
+    });
+    seen.onTrace({
+      ...(finishedRun(3) as Extract<TraceEvent, { type: "run_finished" }>),
+      ...child,
+    });
+    expect(exporter.getFinishedSpans().map((span) => span.attributes["lattice.run.id"])).toEqual([
+      "r2",
+    ]);
+  });
 });

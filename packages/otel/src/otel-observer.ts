@@ -264,15 +264,16 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
         lastRunId = runId;
         lastRun = run;
       }
-      if (run === undefined) {
-        if (event.type === "approval_decided") decided.set(event.runId, event);
-        else if (event.type === "run_finished" || event.type === "run_aborted") unskip(event.runId);
-        return;
-      }
+      // A run's span ends with the run, or with the step when the run goes on in another step.
       const ends =
         event.type === "run_finished" ||
         event.type === "run_aborted" ||
         event.type === "run_step_finished";
+      if (run === undefined) {
+        if (event.type === "approval_decided") decided.set(event.runId, event);
+        else if (ends) unskip(event.runId);
+        return;
+      }
       if (!ends) {
         run.handle(event);
         return;
