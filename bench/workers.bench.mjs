@@ -341,7 +341,6 @@ async function main() {
           runsPerSecond,
           inProcessRunsPerSecond,
           throughputRatio: median(ratios),
-          throughputRatioToMemory: runsPerSecond,
           msPerStep,
           p90MsPerStep: [...onWorkers].sort((a, b) => a - b)[Math.floor(onWorkers.length * 0.9)],
           inProcessMsPerStep,

@@ -8,10 +8,12 @@ import { RunQueueError } from "./errors.js";
  */
 export type RedisConnection = string | RedisOptions | Redis;
 
-/** A Redis client for Lattice's own keys, and whether Lattice must close it. Internal. */
+/**
+ * A Redis client for Lattice's own keys. Lattice created it (a caller's client is duplicated,
+ * never used itself), so Lattice closes it. Internal.
+ */
 export interface OpenedClient {
   readonly client: Redis;
-  readonly owned: boolean;
   /** The connection as messages name it, password redacted. */
   readonly label: string;
   /** The last connection error seen, for messages. */
@@ -33,22 +35,22 @@ export function openClient(connection: RedisConnection): OpenedClient {
   } else {
     client = new Redis({ ...connection, maxRetriesPerRequest: null });
   }
-  return track(client, true, describeConnection(connection));
+  return track(client, describeConnection(connection));
 }
 
 /** A second connection on the same server, owned by Lattice (for blocking reads). Internal. */
 export function duplicateClient(opened: OpenedClient): OpenedClient {
-  return track(opened.client.duplicate({ maxRetriesPerRequest: null }), true, opened.label);
+  return track(opened.client.duplicate({ maxRetriesPerRequest: null }), opened.label);
 }
 
-function track(client: Redis, owned: boolean, label: string): OpenedClient {
+function track(client: Redis, label: string): OpenedClient {
   let last: string | undefined;
   // Connection errors are reported by the operation that needs the connection; without a
   // listener ioredis would print each one.
   client.on("error", (error: Error) => {
     last = error.message;
   });
-  return { client, owned, label, lastError: () => last };
+  return { client, label, lastError: () => last };
 }
 
 /**
@@ -80,9 +82,8 @@ export async function waitUntilReady(opened: OpenedClient, timeoutMs: number): P
   });
 }
 
-/** Closes a client Lattice owns; leaves the caller's alone. Internal. */
+/** Closes a client Lattice opened (never the caller's own, which was only duplicated). Internal. */
 export async function closeClient(opened: OpenedClient): Promise<void> {
-  if (!opened.owned) return;
   // QUIT on a client that is not connected would wait in the offline queue for ever.
   if (opened.client.status !== "ready") {
     opened.client.disconnect();
@@ -103,12 +104,18 @@ function isRedisClient(connection: RedisConnection): connection is Redis {
   );
 }
 
-/** A connection as messages name it: `redis://host:port/db`, without the password. */
+/**
+ * A connection as messages name it: `redis://host:port/db`, without the password (neither in
+ * the userinfo nor in a `password` query parameter, which ioredis also reads).
+ */
 export function describeConnection(connection: RedisConnection): string {
   if (typeof connection === "string") {
     try {
       const url = new URL(connection);
       if (url.password !== "") url.password = "***";
+      for (const key of [...url.searchParams.keys()]) {
+        if (key.toLowerCase() === "password") url.searchParams.set(key, "***");
+      }
       return url.toString();
     } catch {
       return "(an unparsable Redis URL)";

@@ -25,7 +25,8 @@ export const DEFAULT_PREFIX = "lattice";
 export const DEFAULT_STEP_ATTEMPTS = 5;
 /** The first retry delay of a failed step, doubled on each further attempt, by default. */
 export const DEFAULT_STEP_BACKOFF_MS = 1_000;
-const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** How long the first operation waits for Redis, by default. Internal. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 const DEFAULT_RESUME_TIMEOUT_MS = 30_000;
 
 /** Options of {@link createRunQueue}. Checked strictly. */

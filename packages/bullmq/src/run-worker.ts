@@ -32,6 +32,7 @@ import { type SessionLease, takeSessionLease } from "./lease.js";
 import {
   checkName,
   checkPositive,
+  DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_PREFIX,
   DEFAULT_QUEUE_NAME,
   DEFAULT_STEP_ATTEMPTS,
@@ -209,7 +210,7 @@ export function createRunWorker<TContext = unknown>(
     prefixText,
     "connectTimeoutMs",
     options.connectTimeoutMs,
-    5_000,
+    DEFAULT_CONNECT_TIMEOUT_MS,
   );
   const jobOptions = stepJobOptions(
     checkPositive(prefixText, "stepAttempts", options.stepAttempts, DEFAULT_STEP_ATTEMPTS),

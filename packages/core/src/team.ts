@@ -568,7 +568,14 @@ function abortDetail(reason: unknown): string {
  * @param mail - A task or a reply.
  */
 export function mailboxMessageText(mail: MailboxMessage): string {
-  return mailText(mail);
+  if (mail.kind === "reply") {
+    const about = `the task you handed off ("${shorten(mail.task)}")`;
+    return mail.isError === true
+      ? `"${mail.from}" failed ${about}:\n\n${mail.result ?? ""}`
+      : `Reply from "${mail.from}" to ${about}:\n\n${mail.result ?? ""}`;
+  }
+  if (mail.from === USER) return mail.task;
+  return `"${mail.from}" handed you this task:\n\n${mail.task}`;
 }
 
 /**
@@ -597,17 +604,6 @@ export function mailboxReply(
     result,
     ...(isError ? { isError: true } : {}),
   };
-}
-
-function mailText(mail: MailboxMessage): string {
-  if (mail.kind === "reply") {
-    const about = `the task you handed off ("${shorten(mail.task)}")`;
-    return mail.isError === true
-      ? `"${mail.from}" failed ${about}:\n\n${mail.result ?? ""}`
-      : `Reply from "${mail.from}" to ${about}:\n\n${mail.result ?? ""}`;
-  }
-  if (mail.from === USER) return mail.task;
-  return `"${mail.from}" handed you this task:\n\n${mail.task}`;
 }
 
 function shorten(text: string): string {

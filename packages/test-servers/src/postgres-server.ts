@@ -96,11 +96,15 @@ export async function startPostgres(): Promise<PostgresServer> {
       : ["runuser", ["-u", owner.name, "--", join(bin, program), ...args]];
   const stopCommand = asOwner("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
   const watchdog = startWatchdog(dir, stopCommand);
+  /** What follows the server's stop, whichever way it stopped. */
+  const removeAll = () => {
+    rmSync(dir, { recursive: true, force: true });
+    watchdog.kill();
+  };
   const cleanUp = () => {
     live.delete(cleanUp);
     spawnSync(stopCommand[0], stopCommand[1], { cwd: dir, stdio: "ignore" });
-    rmSync(dir, { recursive: true, force: true });
-    watchdog.kill();
+    removeAll();
   };
   live.add(cleanUp);
   listenForExit();
@@ -181,8 +185,7 @@ export async function startPostgres(): Promise<PostgresServer> {
           live.delete(cleanUp);
           // Fails when the server is already gone; the folder is removed all the same.
           await run("pg_ctl stop", dir, ...stopCommand).catch(() => undefined);
-          rmSync(dir, { recursive: true, force: true });
-          watchdog.kill();
+          removeAll();
         })();
         return stopping;
       },

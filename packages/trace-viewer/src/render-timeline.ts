@@ -8,7 +8,7 @@ import {
   type TimelineRun,
   type TimelineTurn,
 } from "./build-timeline.js";
-import { TIMELINE_CSS, TIMELINE_SCRIPT } from "./timeline-assets.js";
+import { ROW_PX, TIMELINE_CSS, TIMELINE_SCRIPT } from "./timeline-assets.js";
 
 /** Options of {@link renderTimeline}. */
 export interface RenderTimelineOptions {
@@ -94,8 +94,6 @@ ${chunked(rows)}
 
 /** Rows per chunk: the unit the browser skips while it is off screen. */
 const CHUNK_ROWS = 64;
-/** A row's height in pixels (`--row` in the style): every row is one line. */
-const ROW_PX = 24;
 
 /**
  * The rows in chunks of {@link CHUNK_ROWS}, each `content-visibility: auto` with its exact

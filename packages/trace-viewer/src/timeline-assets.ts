@@ -1,9 +1,12 @@
+/** A row's height in pixels: `--row` in the style, and the height of a chunk of rows. */
+export const ROW_PX = 24;
+
 /**
  * The page's inline style. Statuses are told by an icon and a word on every row and by a
  * pattern on the bar; colour only repeats them.
  */
 export const TIMELINE_CSS = `
-:root{--label:300px;--row:24px;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--run:#2f6fdb;--model:#7a4bc2;--bad:#c62828;--warn:#b35900;--grey:#6e7781}
+:root{--label:300px;--row:${ROW_PX}px;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--run:#2f6fdb;--model:#7a4bc2;--bad:#c62828;--warn:#b35900;--grey:#6e7781}
 *{box-sizing:border-box}
 body{margin:0;font:13px/1.35 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:#fff}
 header{padding:12px 16px;border-bottom:1px solid var(--line)}
