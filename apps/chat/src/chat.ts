@@ -29,6 +29,24 @@ export interface ChatOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
+/**
+ * What the chat says when the session was written by someone else (another chat on the same
+ * session): for a message or a `/resume`, refused before it began or stopped on the way.
+ *
+ * @param resumed - Whether the run was a resume (`/resume`, or the resume at start).
+ * @param began - Whether the run had begun (its first entry was stored) when it was refused.
+ */
+function conflictText(resumed: boolean, began: boolean): string {
+  if (began) {
+    return resumed
+      ? "⨯ Another chat took this session's run over while this chat was finishing it, so this chat stopped; what it did is saved. Let the other chat finish the run; /history shows where the conversation stands."
+      : "⨯ Another chat took this session over while your message was being answered, so this chat stopped; what it did is saved. Let the other chat finish; /history shows where the conversation stands, then send your next message.";
+  }
+  return resumed
+    ? "⨯ Another chat resumed this session's run at the same moment, so this chat did not: the run goes on there. Let it finish there; /history shows where the conversation stands."
+    : "⨯ The last run of this session did not finish, so your message was not sent: type /resume to finish it first, then send your message again. (If another chat is running on this session, wait for it instead.)";
+}
+
 /** How a run ended, as {@link runChat} reports it to the user. */
 type RunOutcome = "finished" | "interrupted" | "nothing_to_resume" | "failed";
 
@@ -118,8 +136,13 @@ export async function runChat(options: ChatOptions): Promise<void> {
     running = controller;
     const view = new RunView(printer, resumed);
     currentView = view;
+    // Whether the run got going: its first message comes once its first entry is stored.
+    let began = false;
     try {
-      for await (const message of start(controller.signal)) view.show(message);
+      for await (const message of start(controller.signal)) {
+        began = true;
+        view.show(message);
+      }
       return "finished";
     } catch (error) {
       printer.banner = undefined;
@@ -134,10 +157,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
         return "nothing_to_resume";
       }
       if (code === "session_conflict") {
-        printer.line(
-          "⨯ The last run of this session did not finish: type /resume to finish it first.",
-        );
-        printer.line(`  (${(error as Error).message})`);
+        // The library's message speaks to programmers (agent.resume(...)); this is the chat's.
+        printer.line(conflictText(resumed, began));
         return "failed";
       }
       printer.line(`⨯ ${error instanceof Error ? `${error.name}: ${error.message}` : error}`);

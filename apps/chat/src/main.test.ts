@@ -185,7 +185,8 @@ it("Ctrl-C aborts the run and keeps the chat alive; /resume finishes the run", a
   await chat.waitFor("? What is your name?");
   chat.child.kill("SIGINT");
   await chat.waitFor("⨯ Interrupted.");
-  // A new message is refused while the run is unfinished.
+  // A new message is refused while the run is unfinished; the chat says what to type, in its
+  // own words, never the library's ("agent.resume(...)").
   chat.send("hello?");
   await chat.waitFor("type /resume to finish it first");
   chat.send("/resume");
@@ -196,4 +197,46 @@ it("Ctrl-C aborts the run and keeps the chat alive; /resume finishes the run", a
   expect(chat.stdout).toContain("  ↻ ask_user runs again: its result was not logged\n");
   expect(chat.stdout).toContain("assistant> Nice to meet you, Ada!");
   expect(chat.stdout).not.toContain('You said "hello?"');
+  expect(chat.stdout).not.toMatch(/agent\.resume|agent\.query|sessionId/);
+});
+
+it("a conflict while answering a message (another chat took the session over) says so, not that the message was not sent", async () => {
+  const first = startChat();
+  first.send("ask me something");
+  await first.waitFor("? What is your name?");
+  // A second chat on the same session resumes the unfinished run at start and takes it over.
+  const second = startChat();
+  await second.waitFor("? What is your name?");
+  first.send("Ada");
+  await first.waitFor("⨯ ");
+  expect(first.stdout).toContain(
+    "⨯ Another chat took this session over while your message was being answered",
+  );
+  expect(first.stdout).not.toMatch(/was not sent|type \/resume to finish it first/);
+  second.send("Bob");
+  await second.waitFor("[success,");
+  expect(await second.finish(), second.output()).toEqual({ code: 0, signal: null });
+  expect(await first.finish(), first.output()).toEqual({ code: 0, signal: null });
+});
+
+it("a conflict during /resume (another chat resumed the run too) says the other chat goes on with it, not 'type /resume'", async () => {
+  const first = startChat();
+  first.send("ask me something");
+  await first.waitFor("? What is your name?");
+  first.child.kill("SIGINT");
+  await first.waitFor("⨯ Interrupted.");
+  first.send("/resume");
+  await first.waitFor("? What is your name?", 2);
+  const second = startChat();
+  await second.waitFor("? What is your name?");
+  first.send("Ada");
+  await first.waitFor("⨯ ", 2);
+  expect(first.stdout).toContain(
+    "⨯ Another chat took this session's run over while this chat was finishing it",
+  );
+  expect(first.stdout).not.toMatch(/was not sent|type \/resume to finish it first/);
+  second.send("Bob");
+  await second.waitFor("[success,");
+  expect(await second.finish(), second.output()).toEqual({ code: 0, signal: null });
+  expect(await first.finish(), first.output()).toEqual({ code: 0, signal: null });
 });

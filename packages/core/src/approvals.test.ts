@@ -481,3 +481,172 @@ describe("approvals over several resumes", () => {
     expect(ran.sort()).toEqual(["deploy", "refund"]);
   });
 });
+
+describe("a decision's edited input is bounded like a model's (H26)", () => {
+  /** An object `levels` deep: { a: { a: ... { a: 1 } } }. */
+  const nested = (levels: number): Record<string, unknown> => {
+    let value: Record<string, unknown> = { a: 1 };
+    for (let level = 1; level < levels; level++) value = { a: value };
+    return value;
+  };
+
+  async function pausedDeploy() {
+    const ran: string[] = [];
+    server.enqueue({ content: [call("d1", "deploy", { service: "api", version: "2.1" })] });
+    const store = memorySessionStore();
+    const agent = createAgent(agentOptions({ tools: opsTools(ran), sessionStore: store }));
+    const paused = await agent.run("Ship it", { sessionId: "ops" });
+    const approvalId = paused.pendingApprovals![0]!.approvalId;
+    const { version } = await store.load("ops");
+    return { agent, store, ran, approvalId, version };
+  }
+
+  for (const [what, input, bound] of [
+    ["nested 1,500 levels deep", nested(1_500), /nested more than 100 levels deep/],
+    ["nested 5,000 levels deep", nested(5_000), /nested more than 100 levels deep/],
+    [
+      "5 MB of JSON",
+      { service: "api", version: "x".repeat(5 * 1024 * 1024) },
+      /longer than the 4194304 characters of JSON allowed/,
+    ],
+  ] as const) {
+    for (const via of ["resume", "step"] as const) {
+      it(`H26: an edited input ${what} is refused by ${via}() naming the bound, before anything is stored; never a RangeError`, async () => {
+        const { agent, store, ran, approvalId, version } = await pausedDeploy();
+        const decisions = { [approvalId]: { approved: true as const, input } };
+        let error: unknown;
+        try {
+          if (via === "resume") await agent.resume("ops", { decisions }).finalResult();
+          else await agent.step("ops", { decisions });
+        } catch (caught) {
+          error = caught;
+        }
+        expect(error).not.toBeInstanceOf(RangeError);
+        expect(error).toMatchObject({ name: "InvalidOptionError", option: "decisions" });
+        const message = (error as Error).message;
+        expect(message).toMatch(bound);
+        expect(message).toContain(approvalId);
+        expect(message).not.toMatch(/session store|failed to/i);
+        // Nothing was stored and nothing ran; the run still waits for its decision.
+        expect((await store.load("ops")).version).toBe(version);
+        expect(ran).toEqual([]);
+        expect(server.requests).toHaveLength(1);
+      });
+    }
+  }
+
+  it("H26: an edited input that is not an object (an array 5,000 levels deep, a string) is refused, as a model's would be", async () => {
+    let deepArray: unknown = [];
+    for (let level = 0; level < 5_000; level++) deepArray = [deepArray];
+    for (const input of [deepArray, "service=api"]) {
+      const { agent, store, approvalId, version } = await pausedDeploy();
+      const error = await Promise.resolve()
+        .then(() =>
+          agent
+            .resume("ops", { decisions: { [approvalId]: { approved: true, input } } })
+            .finalResult(),
+        )
+        .catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ name: "InvalidOptionError", option: "decisions" });
+      expect((error as Error).message).toContain("which is not a JSON object");
+      expect((await store.load("ops")).version).toBe(version);
+      server.requests.length = 0;
+    }
+  });
+
+  /** An object that JSON.stringify turns into one `levels` deep, through its toJSON(). */
+  const deepWhenSerialized = (levels: number) => ({
+    service: "api",
+    version: "2.1",
+    toJSON: () => nested(levels),
+  });
+
+  for (const [what, input, rule] of [
+    [
+      "whose toJSON() nests 10,000 levels",
+      deepWhenSerialized(10_000),
+      /input\.toJSON is a function/,
+    ],
+    [
+      "holding an object whose toJSON() nests 10,000 levels",
+      { service: "api", version: "2.1", meta: { toJSON: () => nested(10_000) } },
+      /input\.meta\.toJSON is a function/,
+    ],
+    ["holding a BigInt", { service: "api", version: 1n }, /input\.version is a bigint/],
+    ["that is a Date", new Date(0), /, a Date, which is not a JSON object/],
+    ["that is a Map", new Map([["service", "api"]]), /, a Map, which is not a JSON object/],
+    [
+      "holding a Date",
+      { service: "api", version: "2.1", at: new Date(0) },
+      /input\.at is a Date, not a plain object/,
+    ],
+    [
+      "with a getter that throws",
+      {
+        service: "api",
+        get version(): string {
+          throw new TypeError("boom");
+        },
+      },
+      /could not be read as plain data \(boom\)/,
+    ],
+  ] as const) {
+    for (const via of ["resume", "step"] as const) {
+      it(`H26: an edited input ${what} is refused by ${via}() as not plain JSON, with an InvalidOptionError naming ${via === "resume" ? "ResumeOptions" : "StepOptions"}; never a RangeError or TypeError`, async () => {
+        const { agent, store, ran, approvalId, version } = await pausedDeploy();
+        const decisions = { [approvalId]: { approved: true as const, input } };
+        let error: unknown;
+        try {
+          if (via === "resume") await agent.resume("ops", { decisions }).finalResult();
+          else await agent.step("ops", { decisions });
+        } catch (caught) {
+          error = caught;
+        }
+        expect(error).toMatchObject({ name: "InvalidOptionError", option: "decisions" });
+        const message = (error as Error).message;
+        expect(message).toMatch(via === "resume" ? /^ResumeOptions: / : /^StepOptions: /);
+        expect(message).toMatch(rule);
+        expect(message).toContain(approvalId);
+        expect((await store.load("ops")).version).toBe(version);
+        expect(ran).toEqual([]);
+      });
+    }
+  }
+
+  it("H26: an edited input with undefined properties is kept as JSON keeps it (they are left out)", async () => {
+    const { agent, approvalId, store } = await pausedDeploy();
+    server.enqueue(text("done"));
+    const result = await agent
+      .resume("ops", {
+        decisions: {
+          [approvalId]: {
+            approved: true,
+            input: { service: "api", version: "2.2", note: undefined },
+          },
+        },
+      })
+      .finalResult();
+    expect(result.subtype).toBe("success");
+    const { entries } = await store.load("ops");
+    const logged = entries.find((entry) => entry.type === "decisions") as {
+      decisions: Record<string, unknown>;
+    };
+    expect(logged.decisions[approvalId]).toEqual({
+      approved: true,
+      input: { service: "api", version: "2.2" },
+    });
+  });
+
+  it("H26: an edited input at the bound (100 levels) is accepted and judged by the tool's schema, as a model's would be", async () => {
+    const { agent, approvalId } = await pausedDeploy();
+    server.enqueue(text("done"));
+    const result = await agent
+      .resume("ops", {
+        decisions: { [approvalId]: { approved: true, input: { ...nested(99), service: "api" } } },
+      })
+      .finalResult();
+    expect(result.subtype).toBe("success");
+    // The schema, not the bound, answered: "version" is missing.
+    expect(resultTexts(result.messages, 2)[0]).toMatch(/^✗ .*version/s);
+  });
+});

@@ -81,6 +81,8 @@ export async function callAgent(
     // The child run belongs to the parent's conversation and sees the caller's context (R9).
     sessionId: parent?.sessionId,
     context: parent !== undefined ? parent.context : context.context,
+    // A parent step whose lease lapsed stops its child run too (H28).
+    mayStart: parent?.mayStart,
   });
   parent?.addUsage(result.usage);
   if (!result.isError) return { content: result.result };

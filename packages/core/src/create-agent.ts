@@ -24,7 +24,9 @@ import {
   type ValidatedAgentOptions,
   validateAgentOptions,
 } from "./agent-options.js";
+import { checkApprovalDecisions } from "./check-approval-decisions.js";
 import { checkHistory } from "./check-history.js";
+import { contentBlocksProblem } from "./content-blocks-problem.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { assertMailbox, type Mailbox } from "./mailbox.js";
 import { memorySessionStore } from "./memory-session-store.js";
@@ -37,10 +39,10 @@ import {
   runAgent,
   runSteps,
 } from "./run-agent.js";
-import type { LoggedDecision } from "./run-log.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
 import type { SessionStore } from "./session-store.js";
 import { checkSessionId } from "./session-store-arguments.js";
+import { checkStepLease, type StepLease } from "./step-lease.js";
 import { buildSystemPrompt, hasConcurrentTools } from "./system-prompt.js";
 
 /** Options of one query. Checked strictly. */
@@ -60,7 +62,9 @@ export interface QueryOptions<TContext = unknown> {
    * appended, and every step's outcome appended before the next step starts, so a crash loses
    * at most the reply being streamed and the calls that had not settled (R18). A new id starts
    * a new session. A session whose last run is unfinished refuses a new prompt with
-   * `session_conflict` (R8): continue it with `resume()`. Not with `messages`.
+   * `session_conflict` (R8): continue it with `resume()`. Not with `messages`. A non-empty
+   * string of well-formed UTF-16 (no lone surrogate, H25); a damaged stored log is refused
+   * with `SessionError` `session_log_invalid` (H24).
    */
   readonly sessionId?: string;
   /**
@@ -84,6 +88,9 @@ export interface ResumeOptions<TContext = unknown> {
    * each `pendingApprovals` entry of the interrupted result. `{ approved: true }` runs the
    * call, `{ approved: true, input }` runs it with an edited input (validated again),
    * `{ approved: false, reason }` answers it with an `is_error` result carrying the reason.
+   * An edited input must be a JSON object within the bounds of a model's tool input
+   * (`MAX_TOOL_INPUT_DEPTH` levels, `MAX_TOOL_INPUT_LENGTH` characters of JSON): otherwise the
+   * resume rejects with `InvalidOptionError` before anything is stored (H26).
    */
   readonly decisions?: { readonly [approvalId: string]: ApprovalDecision };
   /** Aborts the resumed run, as `QueryOptions.signal` does; the run stays resumable. */
@@ -152,6 +159,16 @@ export interface StepOptions<TContext = unknown> {
    * refused, which stops cycles. Default: this agent alone.
    */
   readonly chain?: readonly string[];
+  /**
+   * The lease the step runs under, when steps of the session are spread over workers (H28):
+   * the step's appends carry its `fence`, the step raises the session's fence to it before it
+   * runs anything, and it stops before any model request (or retry of one), tool call or
+   * append, also in the runs of its agent tools, once `held()` answers `false`, rejecting with
+   * `SessionFencedError` (code `"session_fenced"`); so does
+   * an append the store refuses because a newer lease holder raised the fence. A caller that
+   * gets that error must drop the step: the lease's new holder goes on. Default: none.
+   */
+  readonly lease?: StepLease;
 }
 
 const STEP_OPTION_KEYS: ReadonlySet<string> = new Set([
@@ -166,6 +183,7 @@ const STEP_OPTION_KEYS: ReadonlySet<string> = new Set([
   "mailbox",
   "takeMail",
   "chain",
+  "lease",
 ]);
 
 /**
@@ -265,9 +283,11 @@ export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
    * `numTurns`, `usage` and `runId` continue; `messages` end as an uninterrupted run's would
    * (R19). Returns the same kind of query as `query()`.
    *
-   * @throws (from the iterator) `SessionError` `session_not_found` for an unknown session and
-   *   `not_interrupted` when its last run ended; `SessionConflictError` when another process
-   *   resumed it first (exactly one wins).
+   * @throws `InvalidOptionError` at once for a session id that is not well-formed UTF-16
+   *   (H25) or a bad option; (from the iterator) `SessionError` `session_not_found` for an
+   *   unknown session, `not_interrupted` when its last run ended and `session_log_invalid` for
+   *   a damaged log (H24); `InvalidOptionError` for an edited input past the bounds (H26);
+   *   `SessionConflictError` when another process resumed it first (exactly one wins).
    */
   resume(sessionId: string, options?: ResumeOptions<TContext>): AgentQuery;
   /**
@@ -285,7 +305,8 @@ export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
    * agent and store can take the next step. Steps of one session must not run at once: of two
    * racing steps only one can append its outcome (R8), the other fails with `session_conflict`
    * having appended nothing — but its model call or tool handlers may have run. Hold a lease
-   * per session.
+   * per session, and pass it as `lease` so that a holder whose lease lapsed can neither log
+   * nor start anything more (H28).
    *
    * @example
    * ```ts
@@ -297,7 +318,8 @@ export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
    * @throws `InvalidOptionError` at once for a bad option; an error named `"AbortError"` when
    *   `signal` aborts; `SessionConflictError` as `query()` and `resume()` do; `SessionError`
    *   (`session_not_found`, `not_interrupted`, `approval_missing`, `approval_unknown`, ...) as
-   *   `resume()` does.
+   *   `resume()` does; `SessionFencedError` when the step's `lease` no longer holds or a newer
+   *   holder raised the session's fence (drop the step).
    */
   step(sessionId: string, options?: StepOptions<TContext>): Promise<AgentStepResult>;
   /**
@@ -392,7 +414,7 @@ function assemble<TContext>(
       assertKnownOptions(resumeOptions, RESUME_OPTION_KEYS, "ResumeOptions:");
       checkSessionId("resume():", sessionId);
       checkSignal("ResumeOptions:", resumeOptions?.signal);
-      const decisions = checkDecisionShapes(resumeOptions?.decisions);
+      const decisions = checkApprovalDecisions("ResumeOptions:", resumeOptions?.decisions);
       return startQuery(
         prepared.getRuntime,
         {
@@ -414,7 +436,7 @@ function assemble<TContext>(
       checkSessionId("step():", sessionId);
       const options = stepOptions ?? {};
       checkSignal("StepOptions:", options.signal);
-      if (options.prompt !== undefined) validatePrompt(options.prompt);
+      if (options.prompt !== undefined) validatePrompt(options.prompt, "step():");
       if (options.prompt !== undefined && options.decisions !== undefined) {
         throw new InvalidOptionError(
           "StepOptions:",
@@ -423,9 +445,13 @@ function assemble<TContext>(
         );
       }
       checkStepFields(options);
-      const decisions = checkDecisionShapes(options.decisions);
-      const signal = options.signal ?? new AbortController().signal;
-      if (signal.aborted) throw createAbortError(signal.reason);
+      const decisions = checkApprovalDecisions("StepOptions:", options.decisions);
+      const given = options.signal ?? new AbortController().signal;
+      if (given.aborted) throw createAbortError(given.reason);
+      // A step under a lease also stops once the lease no longer holds (H28).
+      const lease = options.lease;
+      const stop = lease === undefined ? undefined : new AbortController();
+      const signal = stop === undefined ? given : AbortSignal.any([given, stop.signal]);
       const onMessage = options.onMessage;
       const placement: RunPlacement = {
         parentToolUseId: null,
@@ -467,6 +493,7 @@ function assemble<TContext>(
                     // A failing listener never reaches the run (H1).
                   }
                 },
+          fencing: lease === undefined ? undefined : { lease, stop: stop! },
         },
         signal,
         placement,
@@ -893,42 +920,7 @@ export function startQuery(
   return query;
 }
 
-/** Checks `ResumeOptions.decisions`: an object of decisions by approval id. */
-function checkDecisionShapes(
-  decisions: unknown,
-): { readonly [approvalId: string]: LoggedDecision } | undefined {
-  if (decisions === undefined) return undefined;
-  const fail = (text: string): never => {
-    throw new InvalidOptionError("ResumeOptions:", "decisions", text);
-  };
-  if (decisions === null || typeof decisions !== "object" || Array.isArray(decisions)) {
-    fail(
-      `must be an object of decisions by approval id, { [approvalId]: { approved: true } | { approved: false, reason } }, received ${describeValue(decisions)}.`,
-    );
-  }
-  const checked: { [approvalId: string]: LoggedDecision } = {};
-  for (const [id, decision] of Object.entries(decisions as Record<string, unknown>)) {
-    const d = decision as { approved?: unknown; input?: unknown; reason?: unknown } | null;
-    const keys = d !== null && typeof d === "object" ? Object.keys(d) : [];
-    const valid =
-      d !== null &&
-      typeof d === "object" &&
-      (d.approved === true
-        ? keys.every((key) => key === "approved" || key === "input")
-        : d.approved === false &&
-          keys.every((key) => key === "approved" || key === "reason") &&
-          (d.reason === undefined || typeof d.reason === "string"));
-    if (!valid) {
-      fail(
-        `has ${describeValue(decision)} for ${JSON.stringify(id)}; a decision is { approved: true }, { approved: true, input } or { approved: false, reason?: string }.`,
-      );
-    }
-    checked[id] = d as LoggedDecision;
-  }
-  return checked;
-}
-
-/** Checks `StepOptions.runId`, `expectedStep` and `onMessage`. */
+/** Checks `StepOptions.runId`, `expectedStep`, `mailbox`, `lease`, `chain` and the listeners. */
 function checkStepFields(options: StepOptions<unknown>): void {
   if (options.runId !== undefined && (typeof options.runId !== "string" || options.runId === "")) {
     throw new InvalidOptionError(
@@ -946,6 +938,7 @@ function checkStepFields(options: StepOptions<unknown>): void {
     );
   }
   if (options.mailbox !== undefined) assertMailbox(options.mailbox, "StepOptions:");
+  checkStepLease("StepOptions:", options.lease);
   const chain = options.chain;
   if (
     chain !== undefined &&
@@ -986,11 +979,16 @@ function isAbortError(error: unknown): boolean {
   return error instanceof Error && error.name === "AbortError";
 }
 
-function validatePrompt(prompt: unknown): void {
+/**
+ * Checks a prompt: a non-empty string, or a non-empty array of the blocks a prompt may hold
+ * (text, images and opaque blocks, with the fields the providers read: the same check as a
+ * stored prompt's, H24), so that a session never stores a prompt its log would refuse.
+ */
+function validatePrompt(prompt: unknown, prefix = "query():"): void {
   if (typeof prompt === "string") {
     if (prompt === "") {
       throw new InvalidOptionError(
-        "query():",
+        prefix,
         "prompt",
         "is empty. Pass the task for the agent as a non-empty string.",
       );
@@ -999,9 +997,17 @@ function validatePrompt(prompt: unknown): void {
   }
   if (!Array.isArray(prompt) || prompt.length === 0) {
     throw new InvalidOptionError(
-      "query():",
+      prefix,
       "prompt",
       `must be a non-empty string or a non-empty array of content blocks, received ${describeValue(prompt)}.`,
+    );
+  }
+  const problem = contentBlocksProblem(prompt, "prompt");
+  if (problem !== undefined) {
+    throw new InvalidOptionError(
+      prefix,
+      "prompt",
+      `holds ${problem}. A prompt holds text blocks ({ type: "text", text }) and image blocks ({ type: "image", source }), and opaque blocks for one API ({ type: "opaque", provider, block }).`,
     );
   }
 }

@@ -15,6 +15,7 @@ export {
   agentTool,
 } from "./agent-tool.js";
 export { DEFAULT_MAX_DEPTH } from "./call-agent.js";
+export { checkApprovalDecisions } from "./check-approval-decisions.js";
 export {
   type Agent,
   type AgentQuery,
@@ -66,16 +67,20 @@ export type {
 } from "./sdk-message.js";
 export {
   type JsonValue,
+  type SessionAppendOptions,
   SessionConflictError,
   type SessionEntry,
+  SessionFencedError,
   type SessionSnapshot,
   type SessionStore,
 } from "./session-store.js";
 export {
+  checkAppendOptions,
   checkExpectedVersion,
   checkSessionId,
   serializeSessionEntries,
 } from "./session-store-arguments.js";
+export type { StepLease } from "./step-lease.js";
 export { type StepMessagesOptions, stepMessages } from "./step-messages.js";
 export { PARALLEL_TOOL_CALLS_GUIDANCE } from "./system-prompt.js";
 export {

@@ -69,8 +69,14 @@ describe("memorySessionStore()", () => {
   });
 
   it.each([
-    [[], 'option "entries" must be a non-empty array of JSON objects, received [].'],
-    [{ v: 1 }, 'option "entries" must be a non-empty array of JSON objects, received {"v":1}.'],
+    [
+      [],
+      'option "entries" must be a non-empty array of JSON objects (empty only with a fence), received [].',
+    ],
+    [
+      { v: 1 },
+      'option "entries" must be a non-empty array of JSON objects (empty only with a fence), received {"v":1}.',
+    ],
     [[null], "entries[0] is null, not a plain object."],
     [[[1, 2]], "entries[0] is an array, not a plain object."],
     [["text"], 'entries[0] is "text", not a plain object.'],
@@ -83,6 +89,23 @@ describe("memorySessionStore()", () => {
   ])("R22: append refuses entries %#", async (entries, message) => {
     const store = memorySessionStore();
     await expect(store.append("s", 0, entries as SessionEntry[])).rejects.toThrow(message);
+    expect(await store.list()).toEqual([]);
+  });
+
+  it.each([
+    [-1, "-1"],
+    [1.5, "1.5"],
+    ["3", '"3"'],
+    [Number.NaN, "NaN"],
+    [2 ** 53, "9007199254740992"],
+  ])("H28: append refuses fence %s, and an unknown append option", async (fence, shown) => {
+    const store = memorySessionStore();
+    await expect(store.append("s", 0, [{ v: 1 }], { fence: fence as number })).rejects.toThrow(
+      `memorySessionStore append(): option "fence" must be a non-negative integer (the generation of the lease the append is made under), received ${shown}.`,
+    );
+    await expect(store.append("s", 0, [{ v: 1 }], { fense: 1 } as never)).rejects.toThrow(
+      'memorySessionStore append(): unknown option "fense".',
+    );
     expect(await store.list()).toEqual([]);
   });
 

@@ -30,7 +30,6 @@ import type { Mailbox } from "./mailbox.js";
 import { randomId, randomToken } from "./random-id.js";
 import {
   addUsage,
-  checkRunLog,
   type DecisionsEntry,
   type LoggedDecision,
   type LoggedRun,
@@ -50,11 +49,13 @@ import {
   type JsonValue,
   SessionConflictError,
   type SessionEntry,
+  SessionFencedError,
   type SessionSnapshot,
   type SessionStore,
 } from "./session-store.js";
 import { checkSessionId } from "./session-store-arguments.js";
 import { SessionWriter } from "./session-writer.js";
+import { checkStepLease, leaseLapsed, type StepLease } from "./step-lease.js";
 import { type TraceEvent, toToolBatchTraceEvent } from "./trace-event.js";
 
 /** Everything one run needs, resolved from an agent's options. Internal. */
@@ -126,6 +127,13 @@ export interface RunPlacement {
    * runs, which cannot pause.
    */
   readonly store?: SessionStore | undefined;
+  /**
+   * Whether the run may still start something (H28): asked before each model request (and
+   * each retry of one) and each tool call starts. A parent run's, inherited by its agent
+   * tools' child runs through `RunContext.mayStart`: a step whose lease lapsed stops its
+   * children too. Absent: always.
+   */
+  readonly mayStart?: (() => boolean) | undefined;
 }
 
 /** What a run starts from. Internal. */
@@ -166,6 +174,11 @@ export type RunStart =
       readonly decisions?: { readonly [approvalId: string]: LoggedDecision } | undefined;
       /** Called as the step starts, once any decisions are stored. */
       readonly onStepStart?: ((step: number) => void) | undefined;
+      /**
+       * The lease the step runs under (H28), and the controller that stops the step (its
+       * signal is part of the run's) once the lease no longer holds.
+       */
+      readonly fencing?: { readonly lease: StepLease; readonly stop: AbortController } | undefined;
     };
 
 /**
@@ -203,6 +216,8 @@ export interface RunContext extends ToolRunInfo {
   readonly trace: ((event: TraceEvent) => void) | undefined;
   /** The caller's context (R9), passed on to child runs. */
   readonly context: unknown;
+  /** Whether the run may still start something (`RunPlacement.mayStart`), for child runs. */
+  readonly mayStart: (() => boolean) | undefined;
 }
 
 /** The class of the run contexts this module makes: agent tools recognise `ctx.run` by it. */
@@ -279,12 +294,49 @@ export async function runSteps(
   // stores them in the agent's store so that resume() finds them (R14).
   const written: RunLogEntry[] = [];
 
+  const fencing = start.kind === "step" ? start.fencing : undefined;
+  /**
+   * Whether the step's lease still holds (H28); when it does not, stops the step, which then
+   * rejects with `SessionFencedError`. Consulted before each model or tool call starts (the
+   * writer consults the lease before each append).
+   */
+  const leaseHeld = (): boolean => {
+    if (fencing === undefined || fencing.lease.held()) return true;
+    if (!fencing.stop.signal.aborted) {
+      fencing.stop.abort(leaseLapsed(sessionId, fencing.lease.fence));
+    }
+    return false;
+  };
+  /**
+   * Whether the run may still start something: its step's lease holds, and so does its parent
+   * run's (an agent tool's child run). Undefined, and never asked, for a run under no lease.
+   */
+  const inherited = placement.mayStart;
+  const mayStart: (() => boolean) | undefined =
+    fencing === undefined
+      ? inherited
+      : inherited === undefined
+        ? leaseHeld
+        : () => leaseHeld() && inherited();
   const loaded = start.kind === "step" ? await loadStep(start, state) : undefined;
   const continuing = loaded?.latest;
   if (start.kind === "step") {
     stepping = { expected: start.expectedStep, taken: undefined };
     sessionId = start.sessionId;
-    writer = new SessionWriter(start.store, sessionId, loaded!.version);
+    writer = new SessionWriter(
+      start.store,
+      sessionId,
+      loaded!.version,
+      fencing === undefined
+        ? undefined
+        : {
+            fence: fencing.lease.fence,
+            held: () => fencing.lease.held(),
+            fenced: (error) => {
+              if (!fencing.stop.signal.aborted) fencing.stop.abort(error);
+            },
+          },
+    );
   }
   if (continuing !== undefined) {
     // The next step of the session's latest run: nothing is appended unless decisions are.
@@ -303,6 +355,7 @@ export async function runSteps(
       return rebuiltResult(last, state, sessionId, placement);
     }
     decided = checkDecisions(
+      start.kind === "step" ? "step()" : "resume()",
       sessionId,
       last.pending,
       start.kind === "step" ? start.decisions : undefined,
@@ -313,8 +366,7 @@ export async function runSteps(
     }
   } else if (start.kind === "resume") {
     sessionId = start.sessionId;
-    const snapshot = await loadSession(start.store, sessionId);
-    for (const entry of snapshot.entries) state.apply(entry);
+    const snapshot = await loadSession(start.store, sessionId, state);
     const last = state.run;
     if (snapshot.version === 0) {
       throw new SessionError(
@@ -334,7 +386,7 @@ export async function runSteps(
     resumed = true;
     writer = new SessionWriter(start.store, sessionId, snapshot.version);
     first = { v: RUN_LOG_VERSION, type: "run_resumed", runId, time: new Date().toISOString() };
-    decided = checkDecisions(sessionId, last.pending, start.decisions);
+    decided = checkDecisions("resume()", sessionId, last.pending, start.decisions);
     if (decided !== undefined)
       decisionsEntry = { v: RUN_LOG_VERSION, type: "decisions", runId, decisions: decided };
   } else {
@@ -360,8 +412,7 @@ export async function runSteps(
       assertNoUnfinishedRun(state, sessionId, state.size);
     } else if (start.session !== undefined) {
       sessionId = start.session.sessionId;
-      const snapshot = await loadSession(start.session.store, sessionId);
-      for (const entry of snapshot.entries) state.apply(entry);
+      const snapshot = await loadSession(start.session.store, sessionId, state);
       assertNoUnfinishedRun(state, sessionId, snapshot.version);
       writer = new SessionWriter(start.session.store, sessionId, snapshot.version);
     } else {
@@ -452,7 +503,7 @@ export async function runSteps(
     let allErrors = errors;
     let finalSubtype = subtype;
     // An interrupted run is unfinished: its log ends with the interrupt (R14).
-    if (writer !== undefined && writer.failure === undefined && pendingApprovals === undefined) {
+    if (pendingApprovals === undefined) {
       const entry: RunFinishedEntry =
         structuredResult !== undefined
           ? {
@@ -476,14 +527,23 @@ export async function runSteps(
               numTurns,
               usage,
             };
-      appendEntry(entry);
-      const failure = await writer.flush();
-      if (failure !== undefined) {
-        if (failure instanceof SessionConflictError) throw storeFailure(failure, writer, "finish");
-        // A step's caller retries the step: an end that is not in the log is no end.
-        if (stepping !== undefined) throw storeFailure(failure, writer, "finish the run");
-        finalSubtype = "error_during_execution";
-        allErrors = [...errors, storeFailure(failure, writer, "finish the run").message];
+      if (writer === undefined || writer.failure !== undefined) {
+        // Not stored, but the result's messages are the conversation as the log would give
+        // it once the run ended (calls left without results answered or left out, H24), so
+        // that they can be sent again with query(prompt, { messages }).
+        state.apply(entry);
+      } else {
+        appendEntry(entry);
+        const failure = await writer.flush();
+        if (failure !== undefined) {
+          if (failure instanceof SessionConflictError) {
+            throw storeFailure(failure, writer, "finish");
+          }
+          // A step's caller retries the step: an end that is not in the log is no end.
+          if (stepping !== undefined) throw storeFailure(failure, writer, "finish the run");
+          finalSubtype = "error_during_execution";
+          allErrors = [...errors, storeFailure(failure, writer, "finish the run").message];
+        }
       }
     }
     // A run taken step by step (by workers) lasts from its first step, not this one's start.
@@ -531,7 +591,9 @@ export async function runSteps(
       numTurns: run.numTurns,
       durationMs: performance.now() - startedAt,
     });
-    return createAbortError(signal.reason);
+    // A step stopped because its lease no longer holds rejects with the fence's error (H28).
+    const stopped = fencing?.stop.signal;
+    return stopped?.aborted === true ? (stopped.reason as Error) : createAbortError(signal.reason);
   };
   /** After a step: waits for its entries to be stored (write-ahead, R6). */
   const stored = async (): Promise<SDKResultMessage | undefined> => {
@@ -608,6 +670,7 @@ export async function runSteps(
     maxDepth: placement.maxDepth,
     trace,
     context: placement.context,
+    mayStart,
   }) as unknown as RunContext;
   const context = placement.context;
   const beforeCall = beforeCallFor(runtime.hooks, trace, sessionId, runId);
@@ -680,7 +743,7 @@ export async function runSteps(
   };
 
   for (;;) {
-    if (signal.aborted) throw aborted();
+    if ((mayStart !== undefined && !mayStart()) || signal.aborted) throw aborted();
     const step = nextStep(run, runtime.maxTurns);
     if (step.type === "finish") {
       return finish(step.subtype, step.result, step.errors, step.structuredResult);
@@ -709,6 +772,13 @@ export async function runSteps(
       }
       stepping.taken = number;
       if (start.kind === "step") start.onStepStart?.(number);
+      if (fencing !== undefined) {
+        // The step's fence reaches the store before anything runs: from now on a holder of an
+        // older lease can log nothing (H28).
+        writer!.raiseFence();
+        await stored();
+        if (!mayStart!() || signal.aborted) throw aborted();
+      }
     }
 
     if (step.type === "model") {
@@ -750,6 +820,7 @@ export async function runSteps(
           return finish("error_during_execution", "", [errorMessage(error)]);
         }
       }
+      if (mayStart !== undefined && !mayStart()) throw aborted();
       const turn = run.numTurns + 1;
       trace?.({
         type: "model_request_started",
@@ -761,6 +832,9 @@ export async function runSteps(
         maxTokens: runtime.request.maxTokens,
       });
       let response: ModelResponse | undefined;
+      // Under a lease, a retry's wait ends with a check of it, made just before the provider
+      // sends the retry: a process frozen during the wait sends nothing when it wakes (H28).
+      let retryCheck: ReturnType<typeof setTimeout> | undefined;
       try {
         for await (const event of runtime.provider.stream({
           ...runtime.request,
@@ -772,6 +846,12 @@ export async function runSteps(
             continue;
           }
           if (event.type === "retry") {
+            if (mayStart !== undefined) {
+              clearTimeout(retryCheck);
+              // No retry once the run may start nothing more: the check below stops it.
+              if (!mayStart()) break;
+              retryCheck = checkBeforeRetry(mayStart, event.delayMs);
+            }
             trace?.({
               type: "model_retry",
               time: performance.now(),
@@ -801,8 +881,10 @@ export async function runSteps(
           status: (error as { status?: number }).status,
         });
         return finish("error_during_execution", "", [message], undefined, turn);
+      } finally {
+        if (retryCheck !== undefined) clearTimeout(retryCheck);
       }
-      if (signal.aborted) throw aborted();
+      if (signal.aborted || (mayStart !== undefined && !mayStart())) throw aborted();
       if (response === undefined) {
         return finish(
           "error_during_execution",
@@ -832,6 +914,8 @@ export async function runSteps(
         usage,
         retries: response.retries,
         stopReason: response.stopReason,
+        responseId: response.id,
+        responseModel: response.model !== "" ? response.model : undefined,
         requestId: response.requestId,
         toolCalls: countToolUses(content),
       });
@@ -866,6 +950,8 @@ export async function runSteps(
       signal,
       abortGraceMs: runtime.abortGraceMs,
       beforeCall,
+      // Asked as each call would start: a run whose lease lapsed starts no handler (H28).
+      mayStartCall: mayStart,
       createContext: (call: ToolBatchCall, _definition, callSignal): ToolContext => {
         const base: Mutable<ToolContext> = {
           signal: callSignal,
@@ -985,8 +1071,7 @@ async function loadStep(
   state: RunLogState,
 ): Promise<{ readonly latest: LoggedRun | undefined; readonly version: number }> {
   const sessionId = start.sessionId;
-  const snapshot = await loadSession(start.store, sessionId);
-  for (const entry of snapshot.entries) state.apply(entry);
+  const snapshot = await loadSession(start.store, sessionId, state);
   const latest = state.run;
   const version = snapshot.version;
   if (start.prompt !== undefined && (latest === undefined || latest.runId !== start.runId)) {
@@ -1070,9 +1155,11 @@ function rebuiltResult(
 
 /**
  * Checks a resume's decisions against the pending approvals (R16): one for every pending id,
- * none for another. Returns the decisions to log, or `undefined` when nothing was pending.
+ * none for another (own keys only). Returns the decisions to log, or `undefined` when nothing
+ * was pending. `method` names the call in messages (`resume()`, `step()`).
  */
 function checkDecisions(
+  method: string,
   sessionId: string,
   pending: readonly PendingApproval[] | undefined,
   given: { readonly [approvalId: string]: LoggedDecision } | undefined,
@@ -1085,37 +1172,38 @@ function checkDecisions(
       "approval_unknown",
       sessionId,
       pending === undefined
-        ? `resume(): session ${JSON.stringify(sessionId)} is not waiting for approvals, so the decision(s) for ${unknown.map((id) => JSON.stringify(id)).join(", ")} cannot apply (already decided, or never asked). Nothing ran. If another process resumed it, its run goes on there; resume() without decisions is only for a run cut by a crash or an abort.`
-        : `resume(): ${unknown.map((id) => JSON.stringify(id)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not pending in session ${JSON.stringify(sessionId)} (already decided, or never asked). The pending approvals are ${[...pendingIds].map((id) => JSON.stringify(id)).join(", ")}. Nothing ran.`,
+        ? `${method}: session ${JSON.stringify(sessionId)} is not waiting for approvals, so the decision(s) for ${unknown.map((id) => describeValue(id)).join(", ")} cannot apply (already decided, or never asked). Nothing ran. If another process resumed it, its run goes on there; resume() without decisions is only for a run cut by a crash or an abort.`
+        : `${method}: ${unknown.map((id) => describeValue(id)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not pending in session ${JSON.stringify(sessionId)} (already decided, or never asked). The pending approvals are ${[...pendingIds].map((id) => JSON.stringify(id)).join(", ")}. Nothing ran.`,
     );
   }
   if (pending === undefined) return undefined;
-  const missing = pending.filter((approval) => given?.[approval.approvalId] === undefined);
+  const has = (id: string): boolean => given !== undefined && Object.hasOwn(given, id);
+  const missing = pending.filter((approval) => !has(approval.approvalId));
   if (missing.length > 0) {
     throw new SessionError(
       "approval_missing",
       sessionId,
-      `resume(): session ${JSON.stringify(sessionId)} waits for a decision on ${missing.map((approval) => `${approval.toolName} (${approval.approvalId})`).join(", ")}. Pass one for each: agent.resume(${JSON.stringify(sessionId)}, { decisions: { [approvalId]: { approved: true } | { approved: true, input } | { approved: false, reason } } }). Nothing ran.`,
+      `${method}: session ${JSON.stringify(sessionId)} waits for a decision on ${missing.map((approval) => `${approval.toolName} (${approval.approvalId})`).join(", ")}. Pass one for each: agent.resume(${JSON.stringify(sessionId)}, { decisions: { [approvalId]: { approved: true } | { approved: true, input } | { approved: false, reason } } }). Nothing ran.`,
     );
   }
-  const decisions: { [approvalId: string]: LoggedDecision } = {};
-  for (const approval of pending) {
-    const decision = given![approval.approvalId]!;
-    decisions[approval.approvalId] = decision.approved
-      ? decision.input !== undefined
-        ? { approved: true, input: toJson(decision.input) }
-        : { approved: true }
-      : decision.reason !== undefined
-        ? { approved: false, reason: decision.reason }
-        : { approved: false };
-  }
-  return decisions;
+  // Checked and copied as JSON where they entered (checkApprovalDecisions, H26); defined as
+  // own properties, whatever the ids.
+  return Object.fromEntries(
+    pending.map((approval) => [approval.approvalId, given![approval.approvalId]!]),
+  );
 }
 
-/** Loads and checks a session's run log. */
+/**
+ * Loads a session's run log and folds it into `state`, checking each entry as it goes (H24).
+ *
+ * @throws `SessionError` `session_store_failed` when the store fails or answers something that
+ *   is not a snapshot; `session_log_version` or `session_log_invalid` for a log this release
+ *   cannot read, naming the entry.
+ */
 async function loadSession(
   store: SessionStore,
   sessionId: string,
+  state: RunLogState,
 ): Promise<{ readonly entries: readonly RunLogEntry[]; readonly version: number }> {
   let snapshot: SessionSnapshot;
   try {
@@ -1128,12 +1216,36 @@ async function loadSession(
       { cause: error },
     );
   }
-  return { entries: checkRunLog(sessionId, snapshot.entries), version: snapshot.version };
+  const { entries, version } = (snapshot ?? {}) as Partial<SessionSnapshot>;
+  if (!Array.isArray(entries) || !Number.isSafeInteger(version) || (version as number) < 0) {
+    throw new SessionError(
+      "session_store_failed",
+      sessionId,
+      `${storeLabel(store)} answered load(${JSON.stringify(sessionId)}) with ${describeValue(snapshot)}, not a snapshot ({ entries: an array, version: an integer >= 0 }). Nothing ran; fix the store's load().`,
+    );
+  }
+  for (const entry of entries) state.load(sessionId, entry);
+  return { entries: entries as unknown as readonly RunLogEntry[], version: version as number };
+}
+
+/**
+ * A check of `mayStart` due 1 ms before a provider's retry wait of `delayMs` ends, so that it
+ * runs before the provider's own timer even when both are overdue (a process frozen during
+ * the wait): when the run may start nothing more, `mayStart` stops it (a step's lease check
+ * aborts the step's signal), and the provider's wait ends with the abort instead of a retry
+ * (H28). Does not keep the process alive.
+ */
+function checkBeforeRetry(mayStart: () => boolean, delayMs: number): ReturnType<typeof setTimeout> {
+  const timer = setTimeout(mayStart, Math.max(0, delayMs - 1));
+  timer.unref?.();
+  return timer;
 }
 
 /** The error a run stops with when its store failed; a conflict stays a conflict (R8). */
 function storeFailure(failure: unknown, writer: SessionWriter, doing: string): LatticeError {
   const sessionId = writer.sessionId;
+  // The writer must stop, not reload: the error says so as it is (H28).
+  if (failure instanceof SessionFencedError) return failure;
   if (failure instanceof SessionConflictError) {
     return new SessionConflictError(
       sessionId,
@@ -1276,9 +1388,21 @@ export interface EndRunOptions {
   readonly runId?: string;
   /** Why the run ends; becomes the result's `errors`. At least one non-empty string. */
   readonly errors: readonly string[];
+  /**
+   * The lease the caller ends the run under, when steps of the session are spread over
+   * workers (H28), as `StepOptions.lease`: the end is appended with its `fence`, and nothing is
+   * appended once `held()` answers `false`. Default: none (an unfenced append).
+   */
+  readonly lease?: StepLease;
 }
 
-const END_RUN_OPTION_KEYS: ReadonlySet<string> = new Set(["store", "sessionId", "runId", "errors"]);
+const END_RUN_OPTION_KEYS: ReadonlySet<string> = new Set([
+  "store",
+  "sessionId",
+  "runId",
+  "errors",
+  "lease",
+]);
 
 /**
  * Ends a session's unfinished run as failed, without running anything: appends its
@@ -1290,7 +1414,9 @@ const END_RUN_OPTION_KEYS: ReadonlySet<string> = new Set(["store", "sessionId", 
  *
  * @param options - {@link EndRunOptions}.
  * @throws `InvalidOptionError` for a bad option; `SessionError` `session_not_found` or `not_interrupted` (the latest run is another
- *   one), `SessionConflictError` when another writer appended meanwhile (nothing appended).
+ *   one), `SessionConflictError` when another writer appended meanwhile (nothing appended);
+ *   `SessionFencedError` when `lease` no longer holds or a newer holder raised the session's
+ *   fence (nothing appended).
  */
 export async function endRun(options: EndRunOptions): Promise<SDKResultMessage> {
   assertKnownOptions(options, END_RUN_OPTION_KEYS, "endRun():");
@@ -1303,6 +1429,8 @@ export async function endRun(options: EndRunOptions): Promise<SDKResultMessage> 
     );
   }
   checkSessionId("endRun():", sessionId);
+  const lease = options.lease;
+  checkStepLease("endRun():", lease);
   const errors = options.errors;
   if (
     !Array.isArray(errors) ||
@@ -1316,8 +1444,7 @@ export async function endRun(options: EndRunOptions): Promise<SDKResultMessage> 
     );
   }
   const state = new RunLogState();
-  const snapshot = await loadSession(store, sessionId);
-  for (const entry of snapshot.entries) state.apply(entry);
+  const snapshot = await loadSession(store, sessionId, state);
   const run = state.run;
   if (run === undefined) {
     throw new SessionError(
@@ -1340,8 +1467,12 @@ export async function endRun(options: EndRunOptions): Promise<SDKResultMessage> 
     const entries: RunLogEntry[] = [];
     const batch = run.batch;
     if (batch !== undefined && !batch.complete) {
+      // One result per id, also when the reply repeated an id (H13): a second would make the
+      // log unreadable (H24).
+      const answered = new Set(batch.results.keys());
       for (const call of batch.toolUses) {
-        if (batch.results.has(call.id)) continue;
+        if (answered.has(call.id)) continue;
+        answered.add(call.id);
         entries.push({
           v: RUN_LOG_VERSION,
           type: "tool_result",
@@ -1374,7 +1505,14 @@ export async function endRun(options: EndRunOptions): Promise<SDKResultMessage> 
       usage: { ...run.usage },
     };
     entries.push(entry);
-    await store.append(sessionId, snapshot.version, entries as unknown as SessionEntry[]);
+    if (lease === undefined) {
+      await store.append(sessionId, snapshot.version, entries as unknown as SessionEntry[]);
+    } else {
+      if (!lease.held()) throw leaseLapsed(sessionId, lease.fence);
+      await store.append(sessionId, snapshot.version, entries as unknown as SessionEntry[], {
+        fence: lease.fence,
+      });
+    }
     for (const appended of entries) state.apply(appended);
   }
   return rebuiltResult(run, state, sessionId, placement);

@@ -1,19 +1,23 @@
 // The argument checks every Lattice store makes, exported for store authors so that all stores
 // refuse the same arguments with the same messages.
 import { InvalidOptionError } from "@lattice/tools";
-import { describeValue } from "@lattice/tools/internal";
-import type { SessionEntry } from "./session-store.js";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
+import { describeObject, isPlainObject, plainJsonProblem } from "./plain-json-problem.js";
+import type { SessionAppendOptions, SessionEntry } from "./session-store.js";
 
 /** Deeper than this, a value is refused: it is almost surely a cycle. */
 const MAX_DEPTH = 1000;
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /**
- * Checks a session id argument: a non-empty string. For `SessionStore` implementations: every
- * Lattice store checks its arguments with these helpers, so all refuse the same input alike.
+ * Checks a session id argument: a non-empty string of well-formed UTF-16 (no lone surrogate,
+ * H25). For `SessionStore` implementations: every Lattice store checks its arguments with these
+ * helpers, so all refuse the same input alike; `agent.run()`, `query()`, `resume()`, `step()`
+ * and `endRun()` check with it too. An id with a lone surrogate cannot round-trip through UTF-8
+ * (a database, a Redis key): it would be kept as U+FFFD, listed under an id that loads
+ * nothing; so it never enters.
  *
  * @param prefix - Who checks, printed first (`memorySessionStore append():`).
- * @throws `InvalidOptionError` otherwise.
+ * @throws `InvalidOptionError` otherwise, naming the option `sessionId`.
  */
 export function checkSessionId(prefix: string, sessionId: unknown): asserts sessionId is string {
   if (typeof sessionId !== "string" || sessionId.length === 0) {
@@ -23,6 +27,35 @@ export function checkSessionId(prefix: string, sessionId: unknown): asserts sess
       `must be a non-empty string, received ${describeValue(sessionId)}.`,
     );
   }
+  if (!(sessionId as unknown as WellFormedString).isWellFormed()) {
+    const index = loneSurrogateIndex(sessionId);
+    const unit = sessionId.charCodeAt(index).toString(16).toUpperCase();
+    throw new InvalidOptionError(
+      prefix,
+      "sessionId",
+      `must be well-formed UTF-16 text: it holds a lone surrogate (U+${unit} at index ${index}), which no store can keep as it is (UTF-8 turns it into U+FFFD). Use ids of letters, digits and punctuation, or a random id.`,
+    );
+  }
+}
+
+/** `String.prototype.isWellFormed` (Node 20), which the ES2022 lib does not declare. */
+interface WellFormedString {
+  isWellFormed(): boolean;
+}
+
+/** The index of the first lone surrogate of a string that is not well formed. */
+function loneSurrogateIndex(text: string): number {
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    const next = text.charCodeAt(index + 1);
+    if (unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      index++;
+      continue;
+    }
+    return index;
+  }
+  return 0;
 }
 
 /**
@@ -51,15 +84,23 @@ export function checkExpectedVersion(
  * is `undefined` is left out, as `JSON.stringify` does.
  *
  * @param prefix - Who checks, printed first.
- * @throws `InvalidOptionError` when `entries` is not a non-empty array, or an entry is
- *   not a plain JSON object; the message names the first bad value by its path.
+ * @param fence - The append's fence, from {@link checkAppendOptions}: with one, `entries` may
+ *   be empty (the append only raises the session's fence, H28). A store that declares
+ *   `fencedAppends` must pass it: `@lattice/bullmq` workers raise the fence with an append of
+ *   no entries before each step, which the two-argument form refuses.
+ * @throws `InvalidOptionError` when `entries` is not an array, is empty without a fence, or
+ *   an entry is not a plain JSON object; the message names the first bad value by its path.
  */
-export function serializeSessionEntries(prefix: string, entries: unknown): string[] {
-  if (!Array.isArray(entries) || entries.length === 0) {
+export function serializeSessionEntries(
+  prefix: string,
+  entries: unknown,
+  fence?: number,
+): string[] {
+  if (!Array.isArray(entries) || (entries.length === 0 && fence === undefined)) {
     throw new InvalidOptionError(
       prefix,
       "entries",
-      `must be a non-empty array of JSON objects, received ${describeValue(entries)}.`,
+      `must be a non-empty array of JSON objects (empty only with a fence), received ${describeValue(entries)}.`,
     );
   }
   const texts = new Array<string>(entries.length);
@@ -67,7 +108,7 @@ export function serializeSessionEntries(prefix: string, entries: unknown): strin
     const entry: unknown = entries[index];
     const path = `entries[${index}]`;
     const problem = isPlainObject(entry)
-      ? nonJsonAt(entry, path, 0)
+      ? plainJsonProblem(entry, path, MAX_DEPTH)?.message
       : `${path} is ${describeObject(entry)}, not a plain object`;
     if (problem !== undefined) {
       throw new InvalidOptionError(
@@ -81,59 +122,26 @@ export function serializeSessionEntries(prefix: string, entries: unknown): strin
   return texts;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
-
-/** Names what a value is, for a message about a value that is not a plain object. */
-function describeObject(value: unknown): string {
-  if (Array.isArray(value)) return "an array";
-  if (value === null || typeof value !== "object") return describeValue(value);
-  const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
-  return typeof name === "string" && name !== "" ? `a ${name}` : "an object with a prototype";
-}
-
-/** Describes the first value under `value` that JSON cannot keep, or `undefined`. */
-function nonJsonAt(value: unknown, path: string, depth: number): string | undefined {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return undefined;
-    case "number":
-      return Number.isFinite(value) ? undefined : `${path} is ${value}`;
-    case "object": {
-      if (value === null) return undefined;
-      if (depth >= MAX_DEPTH) {
-        return `${path} is nested more than ${MAX_DEPTH} levels deep (does it contain itself?)`;
-      }
-      if (Array.isArray(value)) {
-        for (let index = 0; index < value.length; index++) {
-          const item: unknown = value[index];
-          const itemPath = `${path}[${index}]`;
-          if (item === undefined) return `${itemPath} is undefined`;
-          const problem = nonJsonAt(item, itemPath, depth + 1);
-          if (problem !== undefined) return problem;
-        }
-        return undefined;
-      }
-      if (!isPlainObject(value)) return `${path} is ${describeObject(value)}, not a plain object`;
-      for (const key of Object.keys(value)) {
-        const item = value[key];
-        if (item === undefined) continue;
-        const problem = nonJsonAt(
-          item,
-          IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`,
-          depth + 1,
-        );
-        if (problem !== undefined) return problem;
-      }
-      return undefined;
-    }
-    case "function":
-      return `${path} is a function`;
-    default:
-      return `${path} is a ${typeof value}`;
+/**
+ * Checks the `options` argument of `SessionStore.append` and returns its fence: `undefined`
+ * when there are no options or no fence (H28).
+ *
+ * @param prefix - Who checks, printed first.
+ * @throws `UnknownOptionError` on a key other than `fence`; `InvalidOptionError` when
+ *   `options` is not an object or `fence` is not a non-negative safe integer.
+ */
+export function checkAppendOptions(prefix: string, options: unknown): number | undefined {
+  if (options === undefined) return undefined;
+  assertKnownOptions(options, APPEND_OPTION_KEYS, prefix);
+  const fence = (options as SessionAppendOptions).fence;
+  if (fence !== undefined && (!Number.isSafeInteger(fence) || fence < 0)) {
+    throw new InvalidOptionError(
+      prefix,
+      "fence",
+      `must be a non-negative integer (the generation of the lease the append is made under), received ${describeValue(fence)}.`,
+    );
   }
+  return fence;
 }
+
+const APPEND_OPTION_KEYS: ReadonlySet<string> = new Set(["fence"]);

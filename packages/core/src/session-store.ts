@@ -30,6 +30,27 @@ export interface SessionSnapshot {
   readonly version: number;
 }
 
+/** Options of {@link SessionStore.append}. */
+export interface SessionAppendOptions {
+  /**
+   * A fencing token (H28): the generation of the lease the caller writes under, a
+   * non-negative safe integer that is higher for each new holder of the lease (a
+   * `@lattice/bullmq` worker passes its session lease's). The store keeps, per session, the
+   * highest fence an append has carried, and in the same atomic step as the version check:
+   *
+   * - refuses an append whose fence is lower, with {@link SessionFencedError}, before it looks
+   *   at the version, so a writer whose lease was taken over is told to stop, not to reload;
+   * - otherwise raises the session's fence to this one once the version check passed.
+   *
+   * So once a new holder has appended with its fence (an append of no entries is enough), a
+   * holder whose lease lapsed (a worker frozen or cut off past it) can append nothing more.
+   * An append without a fence is neither checked against the session's fence nor changes it.
+   * `delete()` forgets the fence with the session. Only a store that declares
+   * {@link SessionStore.fencedAppends} honours it; others ignore the option.
+   */
+  readonly fence?: number;
+}
+
 /**
  * Where sessions (conversations and their run logs) are kept: a small interface that every
  * store implements, in memory, SQLite, Postgres or Redis (R10). Stores hold JSON and know
@@ -37,7 +58,8 @@ export interface SessionSnapshot {
  *
  * A store must pass the conformance suite of `@lattice/core/testing`
  * (`sessionStoreConformance`): ordering, compare-and-append under concurrent writers,
- * reload after reopen, large entries, unicode, deletion, many sessions (R12).
+ * reload after reopen, large entries, unicode, deletion, many sessions (R12), and fenced
+ * appends (H28), which it declares with `fencedAppends: true`.
  */
 export interface SessionStore {
   /**
@@ -45,6 +67,17 @@ export interface SessionStore {
    * run whose store failed name it. Optional.
    */
   readonly name?: string;
+  /**
+   * `true` when `append` honours `options.fence` (H28): it keeps the highest fence per session
+   * and refuses a lower one with `SessionFencedError`, atomically with the version check, and
+   * accepts a fenced append of no entries (see `SessionAppendOptions.fence`). The
+   * memory, SQLite, Postgres and Redis stores declare it; `createRunWorker` of
+   * `@lattice/bullmq` refuses a store without it, since a store that ignored the fence would
+   * let a worker frozen past its lease log results. Declare it only once the store passes the
+   * `H28:` checks of the conformance suite. Optional: absent means the store does not fence
+   * (fine for runs in one process).
+   */
+  readonly fencedAppends?: boolean;
   /**
    * Reads a session: its entries in append order and its version. An unknown session is
    * `{ entries: [], version: 0 }`, not an error.
@@ -58,22 +91,37 @@ export interface SessionStore {
    * `expectedVersion` 0 creates it. Once the promise resolves the entries are as durable as
    * the store promises (a durable store: they survive a killed process).
    *
+   * With `options.fence` the append is also fenced (H28): the store keeps the highest fence
+   * each session has seen, refuses an append whose fence is lower, and raises the session's
+   * fence to the append's, all in the same atomic step as the version check. See
+   * `SessionAppendOptions.fence`.
+   *
    * @param sessionId - A non-empty string.
    * @param expectedVersion - The version the caller last loaded or appended to.
-   * @param entries - At least one entry; each a JSON object.
+   * @param entries - At least one entry, each a JSON object; may be empty with a `fence` (the
+   *   append then only raises the session's fence).
+   * @param options - `fence`, a fencing token. Optional.
    * @returns The session's new version (`expectedVersion + entries.length`).
-   * @throws `SessionConflictError` (code `"session_conflict"`) when the session's version
-   *   is not `expectedVersion` (another writer appended first); nothing is appended.
+   * @throws `SessionFencedError` (code `"session_fenced"`) when `options.fence` is lower
+   *   than the session's fence; `SessionConflictError` (code `"session_conflict"`) when
+   *   the session's version is not `expectedVersion` (another writer appended first). Either
+   *   way nothing is appended and the fence is unchanged.
    */
   append(
     sessionId: string,
     expectedVersion: number,
     entries: readonly SessionEntry[],
+    options?: SessionAppendOptions,
   ): Promise<number>;
   /** Every session id the store holds, sorted (code-unit order). */
   list(): Promise<string[]>;
   /**
-   * Deletes a session and its entries.
+   * Deletes a session: its entries and its fence. Forgetting the fence is a choice: a session
+   * deleted and written again starts afresh, like a new one, so a writer with any fence (or
+   * none) may create it again. Fences are lease generations that only grow (`@lattice/bullmq`
+   * takes them from Redis's clock), so a worker frozen past its lease across a delete would
+   * still be refused once the session's next lease holder raised the fence; a session deleted
+   * and recreated by unfenced writers has no fence at all until a fenced append raises one.
    *
    * @returns `true` when the session existed.
    */
@@ -115,5 +163,48 @@ export class SessionConflictError extends LatticeError {
     this.expectedVersion = expectedVersion;
     this.actualVersion = actualVersion;
     this.name = "SessionConflictError";
+  }
+}
+
+/**
+ * A fenced append was refused (H28): its fence is lower than the highest one the session has
+ * seen, so a newer holder of the writer's lease has written since (the writer was frozen or
+ * cut off past its lease), or the writer's own lease check found the lease lapsed before the
+ * append was sent. Nothing was appended. Unlike a {@link SessionConflictError}, loading the
+ * session again does not help: the writer must stop, and the lease's new holder goes on.
+ * Code: `"session_fenced"`.
+ */
+export class SessionFencedError extends LatticeError {
+  /** The session written to. */
+  readonly sessionId: string;
+  /** The fence the append carried. */
+  readonly fence: number;
+  /**
+   * The session's fence, the highest seen, when the store refused the append; `undefined`
+   * when the writer's lease check stopped it before it reached the store.
+   */
+  readonly currentFence: number | undefined;
+
+  /**
+   * @param sessionId - The session written to.
+   * @param fence - The fence the append carried.
+   * @param currentFence - The session's fence, when the store refused the append.
+   * @param message - Overrides the default message.
+   */
+  constructor(
+    sessionId: string,
+    fence: number,
+    currentFence: number | undefined,
+    message?: string,
+  ) {
+    super(
+      "session_fenced",
+      message ??
+        `Session ${JSON.stringify(sessionId)} refused an append with fence ${fence}: a newer lease holder raised the session's fence to ${currentFence ?? "a higher one"}. Nothing was appended. This writer's lease was taken over (it was frozen or cut off past it): stop writing; the lease's new holder goes on from the log.`,
+    );
+    this.sessionId = sessionId;
+    this.fence = fence;
+    this.currentFence = currentFence;
+    this.name = "SessionFencedError";
   }
 }

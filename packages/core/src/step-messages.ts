@@ -1,5 +1,5 @@
 import type { ToolResultBlock } from "@lattice/providers";
-import { checkRunLog, RunLogState } from "./run-log.js";
+import { RunLogState } from "./run-log.js";
 import type { SDKAssistantMessage, SDKUserMessage } from "./sdk-message.js";
 import type { SessionEntry } from "./session-store.js";
 
@@ -23,7 +23,7 @@ export interface StepMessagesOptions {
  *
  * @param entries - The session's entries, as `SessionStore.load()` gives them.
  * @throws `SessionError` `session_log_version` or `session_log_invalid` for a log this
- *   release cannot read.
+ *   release cannot read or one that is damaged (H24), naming the entry and the rule broken.
  */
 export function stepMessages(
   entries: readonly SessionEntry[],
@@ -34,10 +34,10 @@ export function stepMessages(
   const wantsReply = step % 2 === 0;
   const state = new RunLogState();
   const found: (SDKAssistantMessage | SDKUserMessage)[] = [];
-  for (const entry of checkRunLog(sessionId, entries)) {
+  for (const stored of entries) {
     const batchBefore = state.run?.batch;
     const completeBefore = batchBefore?.complete === true;
-    state.apply(entry);
+    const entry = state.load(sessionId, stored);
     if (entry.runId !== runId) continue;
     if (entry.type === "reply" && wantsReply && entry.turn === turn) {
       found.push({

@@ -56,6 +56,19 @@ export interface ModelRequestFinishedTraceEvent extends TraceEventBase {
   readonly usage: RunUsage;
   readonly retries: number;
   readonly stopReason: StopReason;
+  /**
+   * The provider's id of the reply (`msg_…` on Anthropic, `chatcmpl-…` on OpenAI-compatible
+   * APIs), when it sent one: the `ModelResponse`'s `id`. Absent in traces written by a Lattice
+   * older than this field.
+   */
+  readonly responseId?: string | undefined;
+  /**
+   * The model named in the reply (often a dated snapshot of the model asked for:
+   * `claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`), when it named one: the
+   * `ModelResponse`'s `model`. Absent in traces written by a Lattice older than this field.
+   */
+  readonly responseModel?: string | undefined;
+  /** The HTTP request id (`request-id` or `x-request-id` header), when the API sent one. */
   readonly requestId?: string | undefined;
   readonly toolCalls: number;
 }

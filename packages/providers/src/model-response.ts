@@ -36,9 +36,19 @@ export interface ModelUsage {
 
 /** The complete result of one successful model call. */
 export interface ModelResponse {
-  /** The API's message id, when it sent one. */
+  /**
+   * The provider's id of this reply, when it sent one: `msg_…` on Anthropic (`message_start`
+   * or the body), `chatcmpl-…` on OpenAI-compatible APIs (the chunks or the body). Not the HTTP
+   * request id ({@link ModelResponse.requestId}). Core's `model_request_finished` trace event
+   * carries it as `responseId`.
+   */
   id?: string;
-  /** The model that answered, as the API names it. */
+  /**
+   * The model named in the reply, often a dated snapshot of the one asked for
+   * (`claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`); `""` when the API named none (the
+   * `@lattice/ai-sdk` bridge then gives the model's `modelId`). Core's `model_request_finished`
+   * trace event carries it as `responseModel` (left out when `""`).
+   */
   model: string;
   /**
    * The assistant message: text, thinking (with signature) and tool_use blocks with parsed

@@ -297,3 +297,70 @@ describe("isConcurrencySafe that returns a promise (H1)", () => {
     expect(unhandled).toEqual([]);
   });
 });
+
+describe("a batch whose caller may no longer start calls (H28)", () => {
+  /** A call that records its start and ends at once; unsafe, so calls run one at a time. */
+  const recorder = (started: string[]) =>
+    tool("record", "Records its start", z.object({ n: z.number() }), ({ n }) => {
+      started.push(`call ${n}`);
+      return { content: `${n}` };
+    });
+
+  it("H28: once mayStartCall answers false no further call starts: no tool_call_started event, the calls not started are settled cancelled, and the batch is not aborted", async () => {
+    const started: string[] = [];
+    const events: ToolBatchEvent[] = [];
+    let allowed = 1;
+    const batch = await runToolBatch({
+      calls: [1, 2, 3].map((n) => ({ id: `c${n}`, name: "record", input: { n } })),
+      tools: toolMap(recorder(started)),
+      mayStartCall: () => allowed-- > 0,
+      onEvent: (event) => events.push(event),
+    });
+    expect(started).toEqual(["call 1"]);
+    expect(batch.results.map((outcome) => outcome.status)).toEqual([
+      "completed",
+      "cancelled",
+      "cancelled",
+    ]);
+    expect(batch.aborted).toBe(false);
+    expect(batch.results[1]?.result.content[0]).toMatchObject({
+      text: expect.stringContaining("cancelled before it started"),
+    });
+    expect(
+      events.filter((event) => event.type === "tool_call_started").map((event) => event.id),
+    ).toEqual(["c1"]);
+    // Asked once per call it let start, and once more: then never again.
+    expect(allowed).toBe(-1);
+  });
+
+  it("H28: a pool of concurrency-safe calls starts none once mayStartCall answers false, and the handlers' contexts are never made", async () => {
+    const started: string[] = [];
+    let contexts = 0;
+    const safe = tool(
+      "safe",
+      "Records its start",
+      z.object({ n: z.number() }),
+      ({ n }) => {
+        started.push(`call ${n}`);
+        return { content: `${n}` };
+      },
+      { isConcurrencySafe: () => true },
+    );
+    const batch = await runToolBatch({
+      calls: [1, 2, 3].map((n) => ({ id: `c${n}`, name: "safe", input: { n } })),
+      tools: toolMap(safe),
+      mayStartCall: () => false,
+      createContext: (call, _definition, signal) => {
+        contexts++;
+        return { signal, toolUseId: call.id, toolName: call.name };
+      },
+    });
+    expect(started).toEqual([]);
+    expect(contexts).toBe(0);
+    expect(batch.results.map((outcome) => outcome.status)).toEqual([
+      "cancelled",
+      "cancelled",
+      "cancelled",
+    ]);
+  });
+});

@@ -38,7 +38,8 @@ import {
  * - `"denied"`: `beforeCall` denied it, or the hook itself failed;
  * - `"refused"`: the batch policy refused the batch (T25);
  * - `"policy_error"`: the batch policy failed (T26);
- * - `"cancelled"`: the query was aborted before the call could start (T22);
+ * - `"cancelled"`: the query was aborted before the call could start (T22), or
+ *   `mayStartCall` answered `false` before it started (H28);
  * - `"abandoned"`: the query was aborted, and the started handler ignored its signal and had
  *   not settled when `abortGraceMs` ran out (H5). It may still be running; its late result
  *   is dropped.
@@ -143,6 +144,16 @@ export interface RunToolBatchOptions {
   /** Per-call hook: deny a call or replace its input. Default none. */
   readonly beforeCall?: BeforeToolCall | undefined;
   /**
+   * Asked, synchronously, right before each handler would start, in the same step as the
+   * signal's abort check and before the call's `tool_call_started` event and context: once it
+   * answers `false`, no further call of the batch starts (it is not asked again), and the calls
+   * that had not started are settled `"cancelled"`, as after an abort; handlers already running
+   * go on. For a caller that may lose the right to act at any moment, such as a worker whose
+   * lease on the session lapsed (H28). A throw counts as `false`. Default: every call may
+   * start.
+   */
+  readonly mayStartCall?: (() => boolean) | undefined;
+  /**
    * Builds each handler's context (T7) and the context `needsApproval` gets. `signal` is the
    * call's own: the batch's, also aborted at the call's deadline (R20). Default
    * `{ signal, toolUseId, toolName }`. If it throws, that call fails with an `is_error` result.
@@ -239,9 +250,10 @@ export interface ToolBatchResult {
  * of at most `maxConcurrency` handlers, and returns one result per call in tool_use order.
  *
  * Never rejects because of a tool, the policy, a hook or a listener: each of those becomes an
- * `is_error` result. On abort, calls not yet started are never started; the promise settles
- * after every started handler has settled, with `aborted: true`, or after `abortGraceMs`
- * when some handler ignores its signal: those are reported `"abandoned"` (H5). A policy or
+ * `is_error` result. On abort, or once `mayStartCall` answers `false`, calls not yet started
+ * are never started; on abort the promise settles after every started handler has settled,
+ * with `aborted: true`, or after `abortGraceMs` when some handler ignores its signal: those
+ * are reported `"abandoned"` (H5). A policy or
  * `beforeCall` still pending when the signal aborts is not waited for (both receive the
  * signal, so they can stop): the batch settles at once and its calls get `"cancelled"`.
  *
@@ -283,6 +295,9 @@ class BatchExecution {
   private readonly signal: AbortSignal | undefined;
   private readonly concurrency: ResolvedToolConcurrency;
   private readonly abortGraceMs: number;
+  private readonly mayStartCall: (() => boolean) | undefined;
+  /** Set once `mayStartCall` answered `false`: no call starts from then on. */
+  private startsStopped = false;
   private readonly states: CallState[];
   private queuedAt = 0;
   private inFlight = 0;
@@ -296,6 +311,7 @@ class BatchExecution {
     this.now = options.now ?? defaultNow;
     this.onEvent = options.onEvent;
     this.signal = options.signal;
+    this.mayStartCall = options.mayStartCall;
     this.concurrency = options.concurrency ?? DEFAULT_TOOL_CONCURRENCY;
     const grace = options.abortGraceMs;
     this.abortGraceMs = typeof grace === "number" && grace >= 0 ? grace : DEFAULT_ABORT_GRACE_MS;
@@ -362,7 +378,7 @@ class BatchExecution {
 
   private async executeRuns(runs: readonly ToolBatchRun[]): Promise<void> {
     for (let runIndex = 0; runIndex < runs.length; runIndex++) {
-      if (this.signal?.aborted) return;
+      if (this.signal?.aborted || this.startsStopped) return;
       await this.executeRun(runs[runIndex]!, runIndex);
     }
   }
@@ -664,7 +680,7 @@ class BatchExecution {
     const limit = run.concurrent ? Math.min(this.concurrency.maxConcurrency, length) : 1;
     if (limit <= 1) {
       for (let position = 0; position < length; position++) {
-        if (this.signal?.aborted) return;
+        if (this.signal?.aborted || this.stopsStarting()) return;
         const pending = this.start(states[indices[position]!]!, runIndex);
         if (pending !== undefined) await pending;
       }
@@ -673,7 +689,7 @@ class BatchExecution {
     let cursor = 0;
     const worker = async (): Promise<void> => {
       while (cursor < length) {
-        if (this.signal?.aborted) return;
+        if (this.signal?.aborted || this.stopsStarting()) return;
         const pending = this.start(states[indices[cursor++]!]!, runIndex);
         if (pending !== undefined) await pending;
       }
@@ -681,6 +697,22 @@ class BatchExecution {
     const workers = new Array<Promise<void>>(limit);
     for (let slot = 0; slot < limit; slot++) workers[slot] = worker();
     await Promise.all(workers);
+  }
+
+  /** Whether no further call may start: `mayStartCall` answered `false`, now or before (H28). */
+  private stopsStarting(): boolean {
+    if (this.startsStopped) return true;
+    if (this.mayStartCall === undefined) return false;
+    let may: boolean;
+    try {
+      may = this.mayStartCall();
+    } catch {
+      // The batch never rejects because of a caller's function: a throw counts as a no.
+      may = false;
+    }
+    if (may) return false;
+    this.startsStopped = true;
+    return true;
   }
 
   /**
@@ -862,10 +894,16 @@ class BatchExecution {
         if (state.prepared !== undefined) {
           this.complete(state, state.preparedStatus, state.prepared);
         } else {
-          cancelled ??= errorToolResult(
-            "This tool call was cancelled before it started: the query was aborted.",
-            createAbortError(this.signal?.reason),
-          );
+          cancelled ??=
+            this.startsStopped && this.signal?.aborted !== true
+              ? errorToolResult(
+                  "This tool call was cancelled before it started: the batch's caller may no longer start calls.",
+                  createAbortError("mayStartCall answered false"),
+                )
+              : errorToolResult(
+                  "This tool call was cancelled before it started: the query was aborted.",
+                  createAbortError(this.signal?.reason),
+                );
           this.complete(state, "cancelled", cancelled);
         }
       }

@@ -228,3 +228,123 @@ describe("migrate()", () => {
     expect(rows).toEqual([{ name: "keep me" }]);
   });
 });
+
+describe("fences (H28)", () => {
+  it("H28: a table migrated before fencing keeps working unfenced (appends, deletes); a fenced append says to migrate again, and after migrate() it is fenced", async () => {
+    const table = newTable();
+    // The schema as the release before fencing created it: no fences table.
+    await admin.query(`CREATE TABLE ${table} (
+      session_id text NOT NULL, seq integer NOT NULL, entry text NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (session_id, seq))`);
+    await admin.query(`INSERT INTO ${table} (session_id, seq, entry) VALUES ('old', 1, '{"v":1}')`);
+    const store = openStore(table);
+    expect(await store.load("old")).toEqual({ entries: [{ v: 1 }], version: 1 });
+    expect(await store.append("old", 1, [{ v: 2 }])).toBe(2);
+    expect(await store.append("gone", 0, [{ v: 1 }])).toBe(1);
+    expect(await store.delete("gone")).toBe(true);
+    const error = await errorOf(() => store.append("old", 2, [{ v: 3 }], { fence: 5 }));
+    expect(error).toMatchObject({ code: "postgres_schema_missing", table });
+    expect(error.message).toContain(`the fences table "${table}_fences" does not exist`);
+    expect(error.message).toContain("Run await store.migrate() once more");
+    expect(await rowsOf(table, "old")).toHaveLength(2);
+
+    await store.migrate();
+    expect(await store.append("old", 2, [{ v: 3 }], { fence: 5 })).toBe(3);
+    expect(await errorOf(() => store.append("old", 3, [{ v: 4 }], { fence: 4 }))).toMatchObject({
+      name: "SessionFencedError",
+      code: "session_fenced",
+      fence: 4,
+      currentFence: 5,
+    });
+    const { rows } = await admin.query(`SELECT session_id, fence FROM ${table}_fences`);
+    expect(rows).toEqual([{ session_id: "old", fence: "5" }]);
+  });
+
+  it("H28: a fenced writer on one pool is refused once another pool raised the session's fence, and a long table name gets a fences table of its own", async () => {
+    const long = `d2_${"x".repeat(56)}_${tables++}`.slice(0, 63);
+    const sibling = `${long.slice(0, 62)}y`;
+    const [first, second, third] = [openStore(long), openStore(long), openStore(sibling)];
+    await first.migrate();
+    await third.migrate();
+    expect(await first.append("s", 0, [{ v: 1 }], { fence: 1 })).toBe(1);
+    expect(await second.append("s", 1, [], { fence: 2 })).toBe(1);
+    expect(await errorOf(() => first.append("s", 1, [{ v: 2 }], { fence: 1 }))).toMatchObject({
+      code: "session_fenced",
+      currentFence: 2,
+    });
+    // Another table's sessions have fences of their own, though the names share 62 characters.
+    expect(await third.append("s", 0, [{ v: 1 }], { fence: 1 })).toBe(1);
+    const { rows } = await admin.query<{ name: string }>(
+      "SELECT tablename AS name FROM pg_tables WHERE tablename LIKE '%_fences' AND tablename LIKE 'd2_xxx%' ORDER BY 1",
+    );
+    expect(rows).toHaveLength(2);
+    for (const { name } of rows) expect(name.length).toBeLessThanOrEqual(63);
+  });
+});
+
+describe("fences, cheaply (H28)", () => {
+  it("H28: a fence row is written only when the fence grows (no dead row per append of a step), and never lowered", async () => {
+    const table = newTable();
+    const store = openStore(table);
+    await store.migrate();
+    const fenceRow = async () =>
+      (
+        await admin.query<{ fence: string; version: string }>(
+          `SELECT fence, xmin::text AS version FROM ${table}_fences WHERE session_id = 's'`,
+        )
+      ).rows[0];
+    expect(await store.append("s", 0, [], { fence: 5 })).toBe(0);
+    const raised = await fenceRow();
+    // The step's appends carry the fence it raised: the row stays as it is.
+    expect(await store.append("s", 0, [{ v: 1 }], { fence: 5 })).toBe(1);
+    expect(await store.append("s", 1, [{ v: 2 }], { fence: 5 })).toBe(2);
+    expect(await fenceRow()).toEqual(raised);
+    expect(await store.append("s", 2, [], { fence: 9 })).toBe(2);
+    expect(await fenceRow()).toMatchObject({ fence: "9" });
+    expect((await fenceRow())?.version).not.toBe(raised?.version);
+  });
+
+  it("H28: migrate() refuses a fences table without a unique session_id, which fenced appends need", async () => {
+    const table = newTable();
+    await admin.query(
+      `CREATE TABLE ${table}_fences (session_id text NOT NULL, fence bigint NOT NULL)`,
+    );
+    const error = await errorOf(() => openStore(table).migrate());
+    expect(error).toMatchObject({ code: "postgres_not_a_session_table" });
+    expect(error.message).toContain(`"${table}_fences"`);
+    expect(error.message).toContain("primary key");
+  });
+
+  it("H28: delete() looks for the fences table once per store, not on every call", async () => {
+    const table = newTable();
+    const writer = openStore(table);
+    await writer.migrate();
+    for (const id of ["a", "b", "c"]) await writer.append(id, 0, [{ v: 1 }], { fence: 3 });
+    const pool = new Pool({ connectionString: server.connectionString });
+    const statements: string[] = [];
+    const connect = pool.connect.bind(pool);
+    const watched = new WeakSet<object>();
+    // Every statement the store sends, through the pool it was given.
+    pool.connect = (async () => {
+      const client = await connect();
+      if (watched.has(client)) return client;
+      watched.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      client.query = ((...args: unknown[]) => {
+        if (typeof args[0] === "string") statements.push(args[0]);
+        return query(...args);
+      }) as typeof client.query;
+      return client;
+    }) as typeof pool.connect;
+    const store = postgresSessionStore({ pool, table });
+    try {
+      for (const id of ["a", "b", "c"]) expect(await store.delete(id)).toBe(true);
+      expect(statements.filter((text) => text.includes("to_regclass"))).toHaveLength(1);
+      // And the fences went with the sessions.
+      const { rows } = await admin.query(`SELECT session_id FROM ${table}_fences`);
+      expect(rows).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+  });
+});

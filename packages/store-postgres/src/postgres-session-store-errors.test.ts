@@ -276,7 +276,7 @@ describe("options", () => {
       'postgresSessionStore: append(): option "expectedVersion" must be a non-negative integer',
     );
     await expect(store.append("s", 0, [])).rejects.toThrow(
-      'postgresSessionStore: append(): option "entries" must be a non-empty array of JSON objects, received [].',
+      'postgresSessionStore: append(): option "entries" must be a non-empty array of JSON objects (empty only with a fence), received [].',
     );
     await expect(store.load("")).rejects.toThrow(
       'postgresSessionStore: load(): option "sessionId" must be a non-empty string, received "".',

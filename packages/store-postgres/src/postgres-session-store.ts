@@ -1,8 +1,11 @@
 import {
+  checkAppendOptions,
   checkExpectedVersion,
   checkSessionId,
+  type SessionAppendOptions,
   SessionConflictError,
   type SessionEntry,
+  SessionFencedError,
   type SessionSnapshot,
   type SessionStore,
   serializeSessionEntries,
@@ -60,9 +63,10 @@ export interface PostgresSessionStore extends SessionStore {
   readonly table: string;
   /**
    * Creates the table (and its schema, when the name is qualified and the schema is missing)
-   * if it does not exist. Idempotent, and safe when several processes migrate at once (a
-   * transaction-scoped advisory lock orders them). Run it once before using the store, for
-   * example at deploy time; the store never creates its table on its own.
+   * if it does not exist, and the fences table beside it (`<table>_fences`, H28). Idempotent,
+   * and safe when several processes migrate at once (a transaction-scoped advisory lock orders
+   * them). Run it once before using the store, for example at deploy time, and once more after
+   * upgrading from a release without fencing; the store never creates its tables on its own.
    *
    * @throws {@link PostgresSessionStoreError} `"postgres_not_a_session_table"` when a table of
    *   that name exists without the session columns and the unique (session_id, seq) key;
@@ -90,7 +94,9 @@ const PREFIX = "postgresSessionStore:";
  * `expectedVersion`, and inserts the entries at `expectedVersion + 1, ...`. Of two writers with
  * the same `expectedVersion`, in this process or another, exactly one wins; the other gets a
  * `SessionConflictError` with the actual version (R8, D2). The unique `(session_id, seq)` key
- * refuses a second row at one position even from a writer that skips the lock.
+ * refuses a second row at one position even from a writer that skips the lock. A fenced append
+ * (H28) also reads the session's fence from the fences table in the same statement, refuses a
+ * lower fence with `SessionFencedError`, and raises it when the entries go in.
  *
  * The store does not create its table: call `await store.migrate()` once (D2). Until then
  * every call fails with code `"postgres_schema_missing"`.
@@ -154,6 +160,12 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
   const sql = table.statements;
   const errors = storeErrors(table, server, timeoutMs);
   let closing: Promise<void> | undefined;
+  /**
+   * Whether the fences table exists, looked up by the first delete() (or known from migrate()
+   * or a fenced append) and remembered: a database not migrated since fencing came has no
+   * fences to forget, and its deletes send no statement to a table it does not have.
+   */
+  let fencesTable: boolean | undefined;
 
   /** Runs `body` on a connection of the pool, turning pg's errors into the store's. */
   async function use<T>(doing: string, body: (db: Connection) => Promise<T>): Promise<T> {
@@ -181,6 +193,8 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
   return {
     name,
     table: table.name,
+    // Appends honour SessionAppendOptions.fence (H28).
+    fencedAppends: true,
 
     async migrate() {
       await use(`migrating (creating the table ${table.name})`, (db) =>
@@ -205,8 +219,22 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
           if (missing.length > 0 || rows[0]?.keyed !== true) {
             throw errors.notASessionTable(columns, missing);
           }
+          await db.query(sql.createFencesTable);
+          const fences = await db.query<{ columns: string[] | null; keyed: boolean }>(
+            sql.describeFencesTable,
+            [table.fencesSql],
+          );
+          const fenceColumns = fences.rows[0]?.columns ?? [];
+          const keyed = fences.rows[0]?.keyed === true;
+          if (
+            !["session_id text", "fence bigint"].every((c) => fenceColumns.includes(c)) ||
+            !keyed
+          ) {
+            throw errors.notAFencesTable(fenceColumns, keyed);
+          }
         }),
       );
+      fencesTable = true;
     },
 
     async load(sessionId: string): Promise<SessionSnapshot> {
@@ -221,15 +249,37 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
       return { entries, version: entries.length };
     },
 
-    async append(sessionId: string, expectedVersion: number, entries: readonly SessionEntry[]) {
+    async append(
+      sessionId: string,
+      expectedVersion: number,
+      entries: readonly SessionEntry[],
+      options?: SessionAppendOptions,
+    ) {
       const prefix = `${PREFIX} append():`;
       checkSessionId(prefix, sessionId);
       checkExpectedVersion(prefix, expectedVersion);
-      const texts = serializeSessionEntries(prefix, entries);
+      const fence = checkAppendOptions(prefix, options);
+      const texts = serializeSessionEntries(prefix, entries, fence);
       return use(`appending to session ${JSON.stringify(sessionId)}`, async (db) => {
         try {
           return await db.transaction(async () => {
             await db.query(sql.lockSession, [table.sql, sessionId]);
+            if (fence !== undefined) {
+              const { rows } = await db.query<{
+                version: number;
+                inserted: number;
+                fence: string | null;
+              }>(sql.appendFenced, [sessionId, expectedVersion, texts, fence]);
+              const current = rows[0]?.fence == null ? undefined : Number(rows[0].fence);
+              if (current !== undefined && fence < current) {
+                throw new SessionFencedError(sessionId, fence, current);
+              }
+              if (rows[0]?.version !== expectedVersion || rows[0].inserted !== texts.length) {
+                throw new SessionConflictError(sessionId, expectedVersion, rows[0]?.version);
+              }
+              fencesTable = true;
+              return expectedVersion + texts.length;
+            }
             const { rows } = await db.query<{ version: number; inserted: number }>(sql.append, [
               sessionId,
               expectedVersion,
@@ -241,6 +291,10 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
             return expectedVersion + texts.length;
           });
         } catch (error) {
+          // A database migrated by a release without fencing has no fences table yet.
+          if (fence !== undefined && sqlStateOf(error) === "42P01") {
+            throw errors.fencesMissing(error);
+          }
           // A writer that skipped the lock inserted at one of our positions first (unique
           // key), or a stricter isolation level caught the race (serialization failure).
           const sqlState = sqlStateOf(error);
@@ -266,6 +320,14 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
         db.transaction(async () => {
           await db.query(sql.lockSession, [table.sql, sessionId]);
           const { rowCount } = await db.query(sql.delete, [sessionId]);
+          // Without the fences table (not migrated since fencing came) there is no fence.
+          if (fencesTable === undefined) {
+            const { rows } = await db.query<{ present: boolean }>(sql.fencesPresent, [
+              table.fencesSql,
+            ]);
+            fencesTable = rows[0]?.present === true;
+          }
+          if (fencesTable) await db.query(sql.deleteFence, [sessionId]);
           return (rowCount ?? 0) > 0;
         }),
       );
@@ -359,6 +421,19 @@ function storeErrors(
         "postgres_store_closed",
         table.name,
         `${PREFIX} the store of table ${table.name} at ${server.address} is closed (${doing}). Create a new one with postgresSessionStore({ connectionString }) or ({ pool }).`,
+      ),
+    notAFencesTable: (columns: readonly string[], keyed: boolean) =>
+      new PostgresSessionStoreError(
+        "postgres_not_a_session_table",
+        table.name,
+        `${PREFIX} the table ${table.fencesSql} in ${at}, where the store keeps the fences of ${table.name} (H28), is not a Lattice fences table: it needs the columns session_id text and fence bigint (it has ${columns.length > 0 ? columns.join(", ") : "no columns"}) and a primary key (or unique index) on session_id alone${keyed ? "" : ", which it lacks"}. The store never writes into another table: choose another name with the table option.`,
+      ),
+    fencesMissing: (cause: unknown) =>
+      new PostgresSessionStoreError(
+        "postgres_schema_missing",
+        table.name,
+        `${PREFIX} the fences table ${table.fencesSql} does not exist in ${at}: the database was migrated by a release without fenced appends. Run await store.migrate() once more; it adds the table and leaves the sessions as they are.`,
+        { cause },
       ),
     notASessionTable: (columns: readonly string[], missing: readonly string[]) =>
       new PostgresSessionStoreError(

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { InvalidOptionError } from "@lattice/tools";
 import { describeValue } from "@lattice/tools/internal";
 
@@ -20,6 +21,11 @@ export interface SessionTable {
   readonly schema: string | undefined;
   /** The name as SQL, quoted: `"app"."sessions"`. */
   readonly sql: string;
+  /**
+   * The fences table beside it (H28), as SQL: `"app"."sessions_fences"` (shortened with a
+   * hash when that name would pass 63 characters).
+   */
+  readonly fencesSql: string;
   readonly statements: SessionStatements;
 }
 
@@ -29,6 +35,22 @@ export interface SessionStatements {
   readonly lockSession: string;
   /** `$1` session, `$2` expected version, `$3` entries as text[] → `{ version, inserted }`. */
   readonly append: string;
+  /**
+   * A fenced append (H28): `$1` session, `$2` expected version, `$3` entries as text[], `$4`
+   * fence → `{ version, inserted, fence }`, `fence` the session's before it (a bigint as text,
+   * or null). Inserts and raises the fence only when neither check fails.
+   */
+  readonly appendFenced: string;
+  /** `$1` the fences table as SQL → `{ present }`. */
+  readonly fencesPresent: string;
+  /** `$1` session: forgets its fence. */
+  readonly deleteFence: string;
+  readonly createFencesTable: string;
+  /**
+   * `$1` the fences table as SQL → `{ columns, keyed }`, `keyed` when `session_id` alone has a
+   * unique index (the `ON CONFLICT` of a fenced append needs one).
+   */
+  readonly describeFencesTable: string;
   /** `$1` session → `{ version }`. */
   readonly version: string;
   /** `$1` session → `entry` rows in order. */
@@ -65,10 +87,13 @@ export function sessionTable(prefix: string, given: unknown): SessionTable {
   }
   const name = given as string;
   const sql = parts.map((part) => `"${part}"`).join(".");
+  const fencesParts = [...parts.slice(0, -1), fencesName(parts[parts.length - 1]!)];
+  const fencesSql = fencesParts.map((part) => `"${part}"`).join(".");
   return {
     name,
     schema: parts.length === 2 ? parts[0] : undefined,
     sql,
+    fencesSql,
     statements: {
       lockSession: "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))",
       // One statement: compare the session's version with the expected one and insert every
@@ -84,6 +109,46 @@ export function sessionTable(prefix: string, given: unknown): SessionTable {
           RETURNING seq
         )
         SELECT (SELECT version FROM current) AS version, (SELECT count(*) FROM inserted)::int AS inserted`,
+      // The same, fenced: a lower fence than the session's, or another version, inserts nothing
+      // and leaves the fence; otherwise the entries go in and the fence is raised.
+      appendFenced: `WITH fence AS (
+          SELECT (SELECT fence FROM ${fencesSql} WHERE session_id = $1) AS fence
+        ), current AS (
+          SELECT coalesce(max(seq), 0) AS version FROM ${sql} WHERE session_id = $1
+        ), allowed AS (
+          SELECT 1 FROM current, fence
+          WHERE current.version = $2::bigint AND coalesce(fence.fence <= $4::bigint, true)
+        ), inserted AS (
+          INSERT INTO ${sql} (session_id, seq, entry)
+          SELECT $1, $2::bigint + entries.position, entries.entry
+          FROM allowed, unnest($3::text[]) WITH ORDINALITY AS entries (entry, position)
+          RETURNING seq
+        ), raised AS (
+          INSERT INTO ${fencesSql} AS f (session_id, fence)
+          SELECT $1, $4::bigint FROM allowed
+          ON CONFLICT (session_id) DO UPDATE SET fence = GREATEST(f.fence, excluded.fence)
+          WHERE f.fence < excluded.fence
+          RETURNING 1
+        )
+        SELECT (SELECT version FROM current) AS version,
+          (SELECT count(*) FROM inserted)::int AS inserted,
+          (SELECT fence FROM fence)::text AS fence`,
+      fencesPresent: "SELECT to_regclass($1) IS NOT NULL AS present",
+      deleteFence: `DELETE FROM ${fencesSql} WHERE session_id = $1`,
+      createFencesTable: `CREATE TABLE IF NOT EXISTS ${fencesSql} (
+          session_id text PRIMARY KEY,
+          fence bigint NOT NULL
+        )`,
+      describeFencesTable: `SELECT
+          (SELECT array_agg(attname || ' ' || format_type(atttypid, atttypmod) ORDER BY attnum)
+            FROM pg_attribute
+            WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped) AS columns,
+          EXISTS (
+            SELECT 1 FROM pg_index AS i
+            JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+            WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indnkeyatts = 1
+              AND i.indpred IS NULL AND a.attname = 'session_id'
+          ) AS keyed`,
       version: `SELECT coalesce(max(seq), 0) AS version FROM ${sql} WHERE session_id = $1`,
       load: `SELECT entry FROM ${sql} WHERE session_id = $1 ORDER BY seq`,
       list: `SELECT DISTINCT session_id FROM ${sql}`,
@@ -110,4 +175,16 @@ export function sessionTable(prefix: string, given: unknown): SessionTable {
           ) AS keyed`,
     },
   };
+}
+
+/**
+ * The name of the fences table of a session table (H28): `<table>_fences`, or, when that would
+ * pass PostgreSQL's 63 characters, the table's first 47 characters, 8 hex digits of its
+ * SHA-256 and `_fences`, so that two long names never share one.
+ */
+export function fencesName(table: string): string {
+  const name = `${table}_fences`;
+  if (name.length <= MAX_IDENTIFIER_LENGTH) return name;
+  const hash = createHash("sha256").update(table).digest("hex").slice(0, 8);
+  return `${table.slice(0, MAX_IDENTIFIER_LENGTH - 16)}_${hash}_fences`;
 }

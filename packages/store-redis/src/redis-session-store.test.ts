@@ -130,6 +130,28 @@ describe("redisSessionStore()", () => {
     );
   });
 
+  it("H28: a session's fence is a string beside its list, kept exactly up to 2^53 - 1, raised only by a higher fence, and deleted with the session", async () => {
+    const keyPrefix = freshPrefix();
+    const store = redisSessionStore({ client: inspector, keyPrefix });
+    const fenceKey = `${keyPrefix}fence:{chat}`;
+    await store.append("chat", 0, [{ v: 1 }], { fence: 1_700_000_000_123 });
+    expect(await inspector.get(fenceKey)).toBe("1700000000123");
+    await store.append("chat", 1, [], { fence: 9_007_199_254_740_991 });
+    expect(await inspector.get(fenceKey)).toBe("9007199254740991");
+    const refused = store.append("chat", 1, [{ v: 2 }], { fence: 9_007_199_254_740_990 });
+    await expect(refused).rejects.toMatchObject({
+      code: "session_fenced",
+      fence: 9_007_199_254_740_990,
+      currentFence: 9_007_199_254_740_991,
+    });
+    expect(await inspector.llen(`${keyPrefix}session:{chat}`)).toBe(1);
+    // A raise on a session without entries leaves it out of the index.
+    await store.append("empty", 0, [], { fence: 3 });
+    expect(await inspector.smembers(`${keyPrefix}sessions`)).toEqual(["chat"]);
+    expect(await store.delete("chat")).toBe(true);
+    expect(await inspector.exists(fenceKey)).toBe(0);
+  });
+
   it("D1: close() quits the store's own client but leaves a given client open; the store refuses calls after it", async () => {
     const given = redisSessionStore({ client: inspector, keyPrefix: freshPrefix() });
     await given.append("s", 0, [{ v: 1 }]);

@@ -1,8 +1,11 @@
 import {
+  checkAppendOptions,
   checkExpectedVersion,
   checkSessionId,
+  type SessionAppendOptions,
   SessionConflictError,
   type SessionEntry,
+  SessionFencedError,
   type SessionSnapshot,
   type SessionStore,
   serializeSessionEntries,
@@ -10,7 +13,7 @@ import {
 import { InvalidOptionError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { Redis } from "ioredis";
-import { defineSessionScripts } from "./define-session-scripts.js";
+import { defineSessionScripts, type SessionKeys } from "./define-session-scripts.js";
 import { describeRedisClient, redactRedisUrl } from "./describe-redis-server.js";
 import { RedisSessionStoreError } from "./redis-session-store-error.js";
 
@@ -25,7 +28,7 @@ export interface RedisSessionStoreOptions {
   /**
    * An ioredis `Redis` client that the caller owns, for settings the URL cannot carry
    * (Sentinel, TLS certificates, a shared connection). The store adds its two script commands
-   * to it (`latticeSessionAppendV1`, `latticeSessionDeleteV1`) and never quits it: `close()`
+   * to it (`latticeSessionAppendV2`, `latticeSessionDeleteV2`) and never quits it: `close()`
    * leaves it open. A Redis Cluster client is refused (see the README).
    */
   readonly client?: Redis;
@@ -85,7 +88,9 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
  * session ids for `list()`. An append is one Lua script (EVALSHA) that compares the list's
  * length with `expectedVersion`, then pushes every entry and indexes the session: Redis runs
  * it alone, so of two writers with the same `expectedVersion`, in any processes, exactly one
- * wins and the other gets a `SessionConflictError` (R8, D2). How durable an acknowledged
+ * wins and the other gets a `SessionConflictError` (R8, D2). A fenced append (H28) compares
+ * and raises the session's fence, a string `<keyPrefix>fence:{<sessionId>}`, in the same
+ * script, refusing a lower fence with `SessionFencedError`. How durable an acknowledged
  * append is depends on the server's persistence: use `appendonly yes` (see the README).
  *
  * Nothing connects until the first call (or `ready()`). A call that cannot reach Redis rejects
@@ -162,6 +167,11 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
   const scripts = defineSessionScripts(client);
   const indexKey = `${keyPrefix}sessions`;
   const sessionKey = (sessionId: string) => `${keyPrefix}session:{${sessionId}}`;
+  const keysOf = (sessionId: string): SessionKeys => ({
+    session: sessionKey(sessionId),
+    index: indexKey,
+    fence: `${keyPrefix}fence:{${sessionId}}`,
+  });
   let closing: Promise<void> | undefined;
 
   /**
@@ -190,7 +200,11 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
   }
 
   function storeError(error: unknown, doing: string, key: string | undefined): Error {
-    if (error instanceof SessionConflictError || error instanceof RedisSessionStoreError) {
+    if (
+      error instanceof SessionConflictError ||
+      error instanceof SessionFencedError ||
+      error instanceof RedisSessionStoreError
+    ) {
       return error;
     }
     const appending = doing.startsWith("appending");
@@ -246,6 +260,8 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
     name,
     url,
     keyPrefix,
+    // Appends honour SessionAppendOptions.fence (H28).
+    fencedAppends: true,
 
     async ready() {
       await use("checking the connection (PING)", undefined, () => client.ping());
@@ -264,19 +280,28 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
       return { entries, version: entries.length };
     },
 
-    async append(sessionId: string, expectedVersion: number, entries: readonly SessionEntry[]) {
+    async append(
+      sessionId: string,
+      expectedVersion: number,
+      entries: readonly SessionEntry[],
+      options?: SessionAppendOptions,
+    ) {
       const prefix = `${PREFIX} append():`;
       checkSessionId(prefix, sessionId);
       checkExpectedVersion(prefix, expectedVersion);
-      const texts = serializeSessionEntries(prefix, entries);
-      const key = sessionKey(sessionId);
-      const [applied, version] = await use(
+      const fence = checkAppendOptions(prefix, options);
+      const texts = serializeSessionEntries(prefix, entries, fence);
+      const keys = keysOf(sessionId);
+      const [applied, value] = await use(
         `appending to session ${JSON.stringify(sessionId)}`,
-        key,
-        () => scripts.append(key, indexKey, expectedVersion, sessionId, texts),
+        keys.session,
+        () => scripts.append(keys, expectedVersion, sessionId, fence, texts),
       );
-      if (applied !== 1) throw new SessionConflictError(sessionId, expectedVersion, version);
-      return version;
+      if (applied === 2) throw new SessionFencedError(sessionId, fence!, Number(value));
+      if (applied !== 1) {
+        throw new SessionConflictError(sessionId, expectedVersion, Number(value));
+      }
+      return Number(value);
     },
 
     async list() {
@@ -286,9 +311,9 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
 
     async delete(sessionId: string) {
       checkSessionId(`${PREFIX} delete():`, sessionId);
-      const key = sessionKey(sessionId);
-      const removed = await use(`deleting session ${JSON.stringify(sessionId)}`, key, () =>
-        scripts.delete(key, indexKey, sessionId),
+      const keys = keysOf(sessionId);
+      const removed = await use(`deleting session ${JSON.stringify(sessionId)}`, keys.session, () =>
+        scripts.delete(keys, sessionId),
       );
       return removed === 1;
     },

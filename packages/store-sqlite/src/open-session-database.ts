@@ -15,6 +15,16 @@ export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 export const META_TABLE = "lattice_meta";
 /** One row per entry: (session_id, seq) → the entry's JSON text; seq counts from 1. */
 export const ENTRIES_TABLE = "lattice_session_entries";
+/**
+ * One row per fenced session: session_id → the highest fence its appends carried (H28). Added
+ * after schema version 1 without changing it: a file without it gets it when opened, and an
+ * older release opening a file with it ignores it (it never sends fences).
+ */
+export const FENCES_TABLE = "lattice_session_fences";
+const CREATE_FENCES_TABLE = `CREATE TABLE IF NOT EXISTS ${FENCES_TABLE} (
+  session_id TEXT PRIMARY KEY NOT NULL,
+  fence INTEGER NOT NULL
+)`;
 
 const PREFIX = "sqliteSessionStore:";
 
@@ -64,6 +74,7 @@ export function openSessionDatabase(
         refuseForeign(path, tables);
         if (tables.includes(META_TABLE)) {
           checkSchemaVersion(path, database, tables);
+          if (!tables.includes(FENCES_TABLE)) database.exec(CREATE_FENCES_TABLE);
           return;
         }
         database.exec(`
@@ -74,6 +85,7 @@ export function openSessionDatabase(
             entry TEXT NOT NULL,
             PRIMARY KEY (session_id, seq)
           );
+          ${CREATE_FENCES_TABLE};
         `);
         database
           .prepare(`INSERT INTO ${META_TABLE} (key, value) VALUES ('schema_version', ?)`)

@@ -35,6 +35,26 @@ async function errorOf(call: () => unknown): Promise<Error & Record<string, unkn
 }
 
 describe("sqliteSessionStore()", () => {
+  it("H25: a session id that is not well-formed UTF-16 is refused, so list() returns only ids that load", async () => {
+    const store = sqliteSessionStore({ path: newPath() });
+    for (const id of ["\uD800", "user-\uD83D", "a\uDC00b"]) {
+      for (const call of [
+        () => store.append(id, 0, [{ v: 1 }]),
+        () => store.load(id),
+        () => store.delete(id),
+      ]) {
+        const error = await errorOf(call);
+        expect(error).toMatchObject({ code: "invalid_option", option: "sessionId" });
+        expect(error.message).toContain("lone surrogate");
+      }
+    }
+    await store.append("ok-😀", 0, [{ v: 1 }]);
+    const ids = await store.list();
+    expect(ids).toEqual(["ok-😀"]);
+    for (const id of ids) expect(await store.load(id)).toEqual({ entries: [{ v: 1 }], version: 1 });
+    await store.close();
+  });
+
   it("R11: creates the file with WAL journal and the session schema, and keeps JSON text as appended", async () => {
     const path = newPath();
     const store = sqliteSessionStore({ path });
@@ -50,6 +70,43 @@ describe("sqliteSessionStore()", () => {
     );
     raw.close();
     await store.close();
+  });
+
+  it("H28: a database made before fencing (no fences table) opens, keeps its sessions and takes fenced appends, across connections", async () => {
+    const path = newPath();
+    // The schema as the release before fencing wrote it.
+    const old = new Database(path);
+    old.pragma("journal_mode = WAL");
+    old.exec(`
+      CREATE TABLE lattice_meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+      CREATE TABLE lattice_session_entries (
+        session_id TEXT NOT NULL, seq INTEGER NOT NULL, entry TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      INSERT INTO lattice_meta (key, value) VALUES ('schema_version', '1');
+      INSERT INTO lattice_session_entries (session_id, seq, entry) VALUES ('s', 1, '{"v":1}');
+    `);
+    old.close();
+    const first = sqliteSessionStore({ path });
+    const second = sqliteSessionStore({ path });
+    expect(await first.load("s")).toEqual({ entries: [{ v: 1 }], version: 1 });
+    expect(await first.append("s", 1, [{ v: 2 }], { fence: 7 })).toBe(2);
+    const error = await errorOf(() => second.append("s", 2, [{ v: 3 }], { fence: 6 }));
+    expect(error).toMatchObject({
+      name: "SessionFencedError",
+      code: "session_fenced",
+      fence: 6,
+      currentFence: 7,
+    });
+    expect(await second.append("s", 2, [{ v: 3 }])).toBe(3);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare("SELECT value FROM lattice_meta").pluck().all()).toEqual(["1"]);
+    expect(raw.prepare("SELECT session_id, fence FROM lattice_session_fences").all()).toEqual([
+      { session_id: "s", fence: 7 },
+    ]);
+    raw.close();
+    await first.close();
+    await second.close();
   });
 
   it("R8: two stores on one file (two connections) compare-and-append against each other", async () => {
@@ -171,7 +228,7 @@ describe("sqliteSessionStore()", () => {
       'sqliteSessionStore: append(): option "expectedVersion" must be a non-negative integer',
     );
     await expect(store.append("s", 0, [])).rejects.toThrow(
-      'sqliteSessionStore: append(): option "entries" must be a non-empty array of JSON objects, received [].',
+      'sqliteSessionStore: append(): option "entries" must be a non-empty array of JSON objects (empty only with a fence), received [].',
     );
     await expect(store.append("s", 0, [[1] as never])).rejects.toThrow(
       "entries[0] is an array, not a plain object.",

@@ -1,16 +1,24 @@
 import { resolve } from "node:path";
 import {
+  checkAppendOptions,
   checkExpectedVersion,
   checkSessionId,
+  type SessionAppendOptions,
   SessionConflictError,
   type SessionEntry,
+  SessionFencedError,
   type SessionSnapshot,
   type SessionStore,
   serializeSessionEntries,
 } from "@lattice/core";
 import { InvalidOptionError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
-import { busyOrOpenFailed, ENTRIES_TABLE, openSessionDatabase } from "./open-session-database.js";
+import {
+  busyOrOpenFailed,
+  ENTRIES_TABLE,
+  FENCES_TABLE,
+  openSessionDatabase,
+} from "./open-session-database.js";
 import { SqliteSessionStoreError } from "./sqlite-session-store-error.js";
 
 /** How hard SQLite makes each append durable; see {@link SqliteSessionStoreOptions.synchronous}. */
@@ -53,7 +61,9 @@ const PREFIX = "sqliteSessionStore:";
  * `BEGIN IMMEDIATE` transaction that reads the session's version, compares it with
  * `expectedVersion` and inserts every entry, so of two writers with the same
  * `expectedVersion`, in this process or another, exactly one wins and the other gets a
- * `SessionConflictError` (R8).
+ * `SessionConflictError` (R8). A fenced append (H28) reads and raises the session's fence
+ * (table `lattice_session_fences`) in the same transaction, refusing a lower fence with
+ * `SessionFencedError`.
  *
  * The database runs in WAL mode (readers never wait for the writer). A statement that finds
  * the file locked by another connection waits up to {@link SQLITE_BUSY_TIMEOUT_MS} (5 s)
@@ -114,14 +124,37 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSe
   const selectSessions = database
     .prepare<[], string>(`SELECT DISTINCT session_id FROM ${ENTRIES_TABLE}`)
     .pluck();
-  const deleteSession = database.prepare<[string]>(
+  const deleteEntries = database.prepare<[string]>(
     `DELETE FROM ${ENTRIES_TABLE} WHERE session_id = ?`,
   );
+  const selectFence = database
+    .prepare<[string], number>(`SELECT fence FROM ${FENCES_TABLE} WHERE session_id = ?`)
+    .pluck();
+  const upsertFence = database.prepare<[string, number]>(
+    `INSERT INTO ${FENCES_TABLE} (session_id, fence) VALUES (?, ?)
+     ON CONFLICT (session_id) DO UPDATE SET fence = max(fence, excluded.fence)`,
+  );
+  const deleteFence = database.prepare<[string]>(
+    `DELETE FROM ${FENCES_TABLE} WHERE session_id = ?`,
+  );
   const appendEntries = database.transaction(
-    (sessionId: string, expectedVersion: number, texts: readonly string[]) => {
+    (
+      sessionId: string,
+      expectedVersion: number,
+      texts: readonly string[],
+      fence: number | undefined,
+    ) => {
+      // The fence first: a writer whose lease was taken over must stop, not reload (H28).
+      const highest = fence === undefined ? undefined : selectFence.get(sessionId);
+      if (fence !== undefined && highest !== undefined && fence < highest) {
+        throw new SessionFencedError(sessionId, fence, highest);
+      }
       const version = selectVersion.get(sessionId) ?? 0;
       if (version !== expectedVersion) {
         throw new SessionConflictError(sessionId, expectedVersion, version);
+      }
+      if (fence !== undefined && (highest === undefined || fence > highest)) {
+        upsertFence.run(sessionId, fence);
       }
       for (let index = 0; index < texts.length; index++) {
         insertEntry.run(sessionId, expectedVersion + index + 1, texts[index]!);
@@ -129,6 +162,11 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSe
       return expectedVersion + texts.length;
     },
   );
+  /** Deletes a session's entries and fence; whether it had entries (a session is its entries). */
+  const deleteSession = database.transaction((sessionId: string) => {
+    deleteFence.run(sessionId);
+    return deleteEntries.run(sessionId).changes > 0;
+  });
 
   /** Runs one database call, with the store's errors for a closed store and a lock timeout. */
   function use<T>(doing: string, call: () => T): T {
@@ -142,13 +180,15 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSe
     try {
       return call();
     } catch (error) {
-      if (error instanceof SessionConflictError) throw error;
+      if (error instanceof SessionConflictError || error instanceof SessionFencedError) throw error;
       throw busyOrOpenFailed(path, error, doing);
     }
   }
 
   return {
     name: `sqliteSessionStore(${JSON.stringify(path)})`,
+    // Appends honour SessionAppendOptions.fence (H28).
+    fencedAppends: true,
     path,
 
     async load(sessionId: string): Promise<SessionSnapshot> {
@@ -163,13 +203,19 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSe
       return { entries, version: entries.length };
     },
 
-    async append(sessionId: string, expectedVersion: number, entries: readonly SessionEntry[]) {
+    async append(
+      sessionId: string,
+      expectedVersion: number,
+      entries: readonly SessionEntry[],
+      options?: SessionAppendOptions,
+    ) {
       const prefix = `${PREFIX} append():`;
       checkSessionId(prefix, sessionId);
       checkExpectedVersion(prefix, expectedVersion);
-      const texts = serializeSessionEntries(prefix, entries);
+      const fence = checkAppendOptions(prefix, options);
+      const texts = serializeSessionEntries(prefix, entries, fence);
       return use(`appending to session ${JSON.stringify(sessionId)}`, () =>
-        appendEntries.immediate(sessionId, expectedVersion, texts),
+        appendEntries.immediate(sessionId, expectedVersion, texts, fence),
       );
     },
 
@@ -181,9 +227,8 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSe
 
     async delete(sessionId: string) {
       checkSessionId(`${PREFIX} delete():`, sessionId);
-      return use(
-        `deleting session ${JSON.stringify(sessionId)}`,
-        () => deleteSession.run(sessionId).changes > 0,
+      return use(`deleting session ${JSON.stringify(sessionId)}`, () =>
+        deleteSession.immediate(sessionId),
       );
     },
 

@@ -176,16 +176,32 @@ describe("tool()", () => {
     expect(seen?.toolName).toBe("ctx");
   });
 
-  it("T1: the seed's calculator runs as written", async () => {
+  it("T1, H29: the README's calculator runs as written, and runs no code the model sends", async () => {
     const calculator = tool(
       "calculator",
-      "Evaluate a simple arithmetic expression",
-      z.object({ expr: z.string() }),
-      async (input) => {
-        return { content: String(Function(`return ${input.expr}`)()) };
+      "Apply an arithmetic operator to two numbers",
+      z.object({
+        a: z.number(),
+        op: z.enum(["+", "-", "*", "/"]).describe("The operator"),
+        b: z.number(),
+      }),
+      async ({ a, op, b }) => {
+        const value = op === "+" ? a + b : op === "-" ? a - b : op === "*" ? a * b : a / b;
+        return { content: String(value) };
       },
     );
-    const result = await runTool(calculator, { expr: "6*7" }, context("calculator"));
+    expect(calculator.inputSchema.properties?.op).toEqual({
+      type: "string",
+      enum: ["+", "-", "*", "/"],
+      description: "The operator",
+    });
+    const injected = await runTool(
+      calculator,
+      { a: 1, op: "process.exit()", b: 2 },
+      context("calculator"),
+    );
+    expect(injected.isError).toBe(true);
+    const result = await runTool(calculator, { a: 6, op: "*", b: 7 }, context("calculator"));
     expect(result).toEqual({
       content: [{ type: "text", text: "42" }],
       isError: false,

@@ -74,12 +74,65 @@ export function expectValue(actual: unknown, expected: unknown, what: string): v
     fail(`${what}: got ${show(actual)}, expected ${show(expected)}.`);
 }
 
+/** Whether an error carries a given `code`. */
+function hasCode(error: unknown, code: string): boolean {
+  return error !== null && typeof error === "object" && (error as { code?: unknown }).code === code;
+}
+
 /** Whether an error is a session conflict (code `"session_conflict"`). */
 export function isConflict(error: unknown): boolean {
-  return (
-    error !== null &&
-    typeof error === "object" &&
-    (error as { code?: unknown }).code === "session_conflict"
+  return hasCode(error, "session_conflict");
+}
+
+/** Whether an error is a fenced append's refusal (code `"session_fenced"`, H28). */
+export function isFenced(error: unknown): boolean {
+  return hasCode(error, "session_fenced");
+}
+
+/** A refusal an append must reject with: its class name, code and fields. */
+interface Refusal {
+  /** The error's `name`, such as `"SessionConflictError"`. */
+  readonly name: string;
+  readonly code: string;
+  /** Fields the error must carry, checked in order. */
+  readonly fields: { readonly [field: string]: unknown };
+  /** The one field a store may leave `undefined` (it may not know it). */
+  readonly optional: string;
+  /** How the append was called, for the message when it resolved. */
+  readonly call: string;
+  /** What the store held that the append did not match: `"the session's version was 1"`. */
+  readonly although: string;
+  /** The contract, for the message when it resolved: `"compare-and-append, R8"`. */
+  readonly clause: string;
+  /** What to check, for the message when it rejected with another error; `""` for nothing. */
+  readonly hint: string;
+}
+
+/** Checks that an append rejects with a given refusal and nothing else. */
+async function expectRefusal(
+  append: Promise<number>,
+  refusal: Refusal,
+  what: string,
+): Promise<void> {
+  let version: number;
+  try {
+    version = await append;
+  } catch (error) {
+    if (!hasCode(error, refusal.code)) {
+      fail(
+        `${what}: append rejected with ${error instanceof Error ? `${error.name}: ${error.message}` : show(error)}, expected a ${refusal.name} (code ${show(refusal.code)})${refusal.hint === "" ? "" : `: ${refusal.hint}`}.`,
+      );
+    }
+    const refused = error as Record<string, unknown>;
+    expectValue(refused.name, refusal.name, `${what}: the refusal's name`);
+    for (const [field, expected] of Object.entries(refusal.fields)) {
+      if (field === refusal.optional && refused[field] === undefined) continue;
+      expectValue(refused[field], expected, `${what}: the refusal's ${field}`);
+    }
+    return;
+  }
+  fail(
+    `${what}: ${refusal.call} resolved with ${show(version)} although ${refusal.although}; it must reject with a ${refusal.name} and append nothing (${refusal.clause}).`,
   );
 }
 
@@ -87,41 +140,53 @@ export function isConflict(error: unknown): boolean {
  * Checks that an append rejects with a `SessionConflictError` for the right session and
  * versions.
  */
-export async function expectConflict(
+export function expectConflict(
   append: Promise<number>,
   sessionId: string,
   expectedVersion: number,
   actualVersion: number,
   what: string,
 ): Promise<void> {
-  let version: number;
-  try {
-    version = await append;
-  } catch (error) {
-    if (!isConflict(error)) {
-      fail(
-        `${what}: append rejected with ${error instanceof Error ? `${error.name}: ${error.message}` : show(error)}, expected a SessionConflictError (code "session_conflict").`,
-      );
-    }
-    const conflict = error as {
-      name?: unknown;
-      sessionId?: unknown;
-      expectedVersion?: unknown;
-      actualVersion?: unknown;
-    };
-    expectValue(conflict.name, "SessionConflictError", `${what}: the conflict's name`);
-    expectValue(conflict.sessionId, sessionId, `${what}: the conflict's sessionId`);
-    expectValue(
-      conflict.expectedVersion,
-      expectedVersion,
-      `${what}: the conflict's expectedVersion`,
-    );
-    if (conflict.actualVersion !== undefined) {
-      expectValue(conflict.actualVersion, actualVersion, `${what}: the conflict's actualVersion`);
-    }
-    return;
-  }
-  fail(
-    `${what}: append(${show(sessionId)}, ${expectedVersion}, ...) resolved with ${show(version)} although the session's version was ${actualVersion}; it must reject with a SessionConflictError and append nothing (compare-and-append, R8).`,
+  return expectRefusal(
+    append,
+    {
+      name: "SessionConflictError",
+      code: "session_conflict",
+      fields: { sessionId, expectedVersion, actualVersion },
+      optional: "actualVersion",
+      call: `append(${show(sessionId)}, ${expectedVersion}, ...)`,
+      although: `the session's version was ${actualVersion}`,
+      clause: "compare-and-append, R8",
+      hint: "",
+    },
+    what,
+  );
+}
+
+/**
+ * Checks that a fenced append rejects with a `SessionFencedError` for the right session and
+ * fences (H28).
+ */
+export function expectFenced(
+  append: Promise<number>,
+  sessionId: string,
+  fence: number,
+  currentFence: number,
+  what: string,
+): Promise<void> {
+  return expectRefusal(
+    append,
+    {
+      name: "SessionFencedError",
+      code: "session_fenced",
+      fields: { sessionId, fence, currentFence },
+      optional: "currentFence",
+      call: `append(${show(sessionId)}, ..., { fence: ${fence} })`,
+      although: `the session's fence was ${currentFence}`,
+      clause:
+        "a fenced compare-and-append, H28: keep the highest fence each session's appends carried",
+      hint: `the append's fence ${fence} is lower than the session's ${currentFence}, which the store must check before the version`,
+    },
+    what,
   );
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { memorySessionStore } from "../memory-session-store.js";
 import type { SessionEntry, SessionStore } from "../session-store.js";
-import { SessionConflictError } from "../session-store.js";
+import { SessionConflictError, SessionFencedError } from "../session-store.js";
 import { runSessionStoreConformance, sessionStoreConformance } from "./index.js";
 
 describe("memorySessionStore() passes the conformance suite", () => {
@@ -39,15 +39,84 @@ function broken(overrides: (inner: SessionStore) => Partial<SessionStore>): () =
   };
 }
 
+/**
+ * A memory store that checks an append's fence, then waits a moment (appends with entries
+ * always, raises when `raisesWait`) before it sets the fence (the highest, or the last when not
+ * `keepsHighest`) and appends: not one atomic step.
+ */
+function fencedLater(options: {
+  readonly raisesWait: boolean;
+  readonly keepsHighest: boolean;
+}): () => SessionStore {
+  return broken((inner) => {
+    const fences = new Map<string, number>();
+    return {
+      async append(sessionId, expectedVersion, entries, appendOptions) {
+        const fence = appendOptions?.fence;
+        const current = fences.get(sessionId);
+        if (fence !== undefined && fence < (current ?? 0)) {
+          throw new SessionFencedError(sessionId, fence, current);
+        }
+        if (entries.length > 0 || options.raisesWait) {
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+        if (fence !== undefined) {
+          const highest = Math.max(fence, fences.get(sessionId) ?? 0);
+          fences.set(sessionId, options.keepsHighest ? highest : fence);
+        }
+        if (entries.length > 0) return inner.append(sessionId, expectedVersion, entries);
+        const { version } = await inner.load(sessionId);
+        if (version !== expectedVersion) {
+          throw new SessionConflictError(sessionId, expectedVersion, version);
+        }
+        return version;
+      },
+    };
+  });
+}
+
 describe("the conformance suite", () => {
-  it("R12: every check is named for R12 and the suite has the listed checks", () => {
+  it("R12: every check is named for its clause (R12, H28 for fencing) and the suite has the listed checks", () => {
     const names = sessionStoreConformance(memorySessionStore).map((check) => check.name);
-    expect(names.every((name) => name.startsWith("R12: "))).toBe(true);
-    expect(names).toHaveLength(14);
+    expect(names.filter((name) => name.startsWith("R12: "))).toHaveLength(14);
+    expect(names.filter((name) => name.startsWith("H28: "))).toHaveLength(8);
+    expect(names).toHaveLength(22);
     expect(sessionStoreConformance(memorySessionStore, { reopen: (store) => store })).toHaveLength(
-      15,
+      24,
     );
     expect(new Set(names).size).toBe(names.length);
+  });
+
+  it("H28: fails a store that ignores fences, and one whose fence check is not atomic with the append", async () => {
+    const ignoresFences = broken((inner) => ({
+      append: (sessionId, expectedVersion, entries) =>
+        entries.length === 0
+          ? inner.load(sessionId).then(({ version }) => version)
+          : inner.append(sessionId, expectedVersion, entries),
+    }));
+    expect(await failureOf(ignoresFences, "H28: a fenced append raises")).toMatch(
+      /an append with fence 4 after fence 5: append\(.*\) resolved with 2 although the session's fence was 5; it must reject with a SessionFencedError/,
+    );
+    // Checks, then writes entries after an await: a fence raise may slip in between.
+    const checksFirst = fencedLater({ raisesWait: false, keepsHighest: true });
+    expect(await failureOf(checksFirst, "H28: a fence raise and a fenced append")).toMatch(
+      /both succeeded: the fence check and the version check are not one atomic step/,
+    );
+  });
+
+  it("H28: fails a store whose concurrent fence raises leave the last one instead of the highest, and one that does not declare fencedAppends", async () => {
+    // Checked, then set after a wait: of racing raises the last one wins.
+    const lastWins = fencedLater({ raisesWait: true, keepsHighest: false });
+    expect(await failureOf(lastWins, "H28: concurrent fence raises")).toMatch(
+      /resolved with 2 although the session's fence was 12/,
+    );
+    const undeclared = () => {
+      const { fencedAppends: _, ...store } = memorySessionStore();
+      return store;
+    };
+    expect(await failureOf(undeclared, "H28: the store declares fencedAppends")).toMatch(
+      /fencedAppends is undefined/,
+    );
   });
 
   it("R12: runSessionStoreConformance registers each check with define(name, run)", async () => {

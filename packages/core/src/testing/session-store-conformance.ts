@@ -4,16 +4,18 @@ import type { JsonValue, SessionEntry, SessionStore } from "../session-store.js"
 import {
   expectConflict,
   expectEntries,
+  expectFenced,
   expectSnapshot,
   expectValue,
   fail,
   isConflict,
+  isFenced,
   show,
 } from "./session-store-assertions.js";
 
 /** One check of the session store conformance suite: a name and a function that throws on failure. */
 export interface SessionStoreCheck {
-  /** What the check proves, starting with the clause: `"R12: ..."`. */
+  /** What the check proves, starting with the clause: `"R12: ..."`, or `"H28: ..."` for fencing. */
   readonly name: string;
   /** Runs the check on a fresh store; rejects with an `Error` saying what went wrong. */
   readonly run: () => Promise<void>;
@@ -39,7 +41,9 @@ const WRITERS = 20;
  * The conformance suite every {@link SessionStore} must pass (R12), as a list of framework-free
  * checks: ordering, versions, compare-and-append under concurrent writers, atomic multi-entry
  * appends, reload after reopen, 1 MB entries, unicode, exact JSON round trips, copies,
- * deletion, many sessions, and independent sessions.
+ * deletion, many sessions, and independent sessions; and fenced appends (H28): the highest
+ * fence kept per session and checked before the version, in the same atomic step, appends of
+ * no entries that only raise it, unfenced appends left alone, deletion and reopen.
  *
  * Each check calls `makeStore()` for a store of its own, closes it at the end (when it has
  * `close`), and uses session ids with a random prefix, so a store over a shared database works
@@ -48,7 +52,8 @@ const WRITERS = 20;
  *
  * @param makeStore - Creates a store to check.
  * @param options - `reopen`, to check that entries survive a reopen.
- * @returns The checks, each `{ name, run }`; every name starts with `"R12: "`.
+ * @returns The checks, each `{ name, run }`; every name starts with `"R12: "`, or `"H28: "` for
+ *   the fencing checks.
  * @throws `InvalidOptionError` when `makeStore` is not a function or an option is unknown or
  *   not a function.
  */
@@ -367,6 +372,26 @@ export function sessionStoreConformance<S extends SessionStore>(
         );
       }),
     });
+    checks.push({
+      name: "H28: a session's fence survives closing and reopening the store",
+      run: withStore(async (store, ids, reopened) => {
+        const sessionId = ids("fence-reopen");
+        await store.append(sessionId, 0, [entry({ n: 0 })], { fence: 12 });
+        const current = await reopened();
+        await expectFenced(
+          current.append(sessionId, 1, [entry({ n: 1 })], { fence: 11 }),
+          sessionId,
+          11,
+          12,
+          "an append with a lower fence after a reopen",
+        );
+        expectValue(
+          await current.append(sessionId, 1, [entry({ n: 1 })], { fence: 12 }),
+          2,
+          "an append with the same fence after a reopen",
+        );
+      }),
+    });
   }
 
   checks.push(
@@ -629,7 +654,262 @@ export function sessionStoreConformance<S extends SessionStore>(
       }),
     },
   );
+  checks.push(...fenceChecks(withStore));
   return Object.freeze(checks.map((check) => Object.freeze(check)));
+}
+
+/** How each check gets a fresh store and its own session ids. */
+type WithStore<S extends SessionStore> = (
+  body: (store: S, ids: (name: string) => string) => Promise<void>,
+) => () => Promise<void>;
+
+/** The checks of fenced appends (H28), which a store for `@lattice/bullmq` workers needs. */
+function fenceChecks<S extends SessionStore>(withStore: WithStore<S>): SessionStoreCheck[] {
+  return [
+    {
+      name: "H28: a fenced append raises the session's fence: a lower fence is refused with SessionFencedError and appends nothing, an equal or higher one appends",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("fence");
+        const kept = [entry({ n: 0 })];
+        expectValue(await store.append(sessionId, 0, kept, { fence: 5 }), 1, "fence 5 at 0");
+        await expectFenced(
+          store.append(sessionId, 1, [entry({ stale: 4 })], { fence: 4 }),
+          sessionId,
+          4,
+          5,
+          "an append with fence 4 after fence 5",
+        );
+        expectSnapshot(await store.load(sessionId), kept, "the session after a refused append");
+        kept.push(entry({ n: 1 }));
+        expectValue(
+          await store.append(sessionId, 1, kept.slice(1), { fence: 5 }),
+          2,
+          "the same fence again",
+        );
+        kept.push(entry({ n: 2 }));
+        expectValue(
+          await store.append(sessionId, 2, kept.slice(2), { fence: 9 }),
+          3,
+          "a higher fence",
+        );
+        for (const stale of [8, 5, 0]) {
+          await expectFenced(
+            store.append(sessionId, 3, [entry({ stale })], { fence: stale }),
+            sessionId,
+            stale,
+            9,
+            `an append with fence ${stale} after fence 9`,
+          );
+        }
+        expectSnapshot(await store.load(sessionId), kept, "the session after fenced appends");
+        // Fences are lease generations, such as times in milliseconds: all 53 bits count.
+        const large = ids("fence-large");
+        const max = Number.MAX_SAFE_INTEGER;
+        await store.append(large, 0, [entry({ n: 0 })], { fence: max - 1 });
+        await expectFenced(
+          store.append(large, 1, [entry({ n: 1 })], { fence: max - 2 }),
+          large,
+          max - 2,
+          max - 1,
+          "fence 2^53 - 3 after 2^53 - 2",
+        );
+        await store.append(large, 1, [entry({ n: 1 })], { fence: max });
+        await expectFenced(
+          store.append(large, 2, [entry({ n: 2 })], { fence: max - 1 }),
+          large,
+          max - 1,
+          max,
+          "fence 2^53 - 2 after 2^53 - 1",
+        );
+      }),
+    },
+    {
+      name: "H28: the fence is checked before the version, and a refused append (fenced or conflicting) leaves the fence as it was",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("fence-order");
+        await store.append(sessionId, 0, [entry({ n: 0 })], { fence: 3 });
+        await expectFenced(
+          store.append(sessionId, 0, [entry({ stale: true })], { fence: 2 }),
+          sessionId,
+          2,
+          3,
+          "a lower fence at a wrong version",
+        );
+        await expectConflict(
+          store.append(sessionId, 0, [entry({ late: true })], { fence: 8 }),
+          sessionId,
+          0,
+          1,
+          "a higher fence at a wrong version",
+        );
+        // The conflicting append with fence 8 did not raise the fence: 4 still appends.
+        expectValue(
+          await store.append(sessionId, 1, [entry({ n: 1 })], { fence: 4 }),
+          2,
+          "fence 4 after a conflicting append with fence 8",
+        );
+        expectSnapshot(
+          await store.load(sessionId),
+          [entry({ n: 0 }), entry({ n: 1 })],
+          "the session after refused appends",
+        );
+      }),
+    },
+    {
+      name: "H28: a fenced append of no entries only raises the fence: the version stays, and an unknown session stays empty and unlisted",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("fence-only");
+        expectValue(
+          await store.append(sessionId, 0, [], { fence: 7 }),
+          0,
+          "no entries with fence 7 on an unknown session",
+        );
+        expectSnapshot(await store.load(sessionId), [], "a session whose fence only was raised");
+        if ((await store.list()).includes(sessionId)) {
+          fail("a fenced append of no entries created the session: list() names it.");
+        }
+        await expectFenced(
+          store.append(sessionId, 0, [entry({ stale: true })], { fence: 6 }),
+          sessionId,
+          6,
+          7,
+          "fence 6 after a raise to 7",
+        );
+        expectValue(
+          await store.append(sessionId, 0, [entry({ n: 0 })], { fence: 7 }),
+          1,
+          "fence 7 after a raise to 7",
+        );
+        expectValue(
+          await store.append(sessionId, 1, [], { fence: 8 }),
+          1,
+          "no entries with fence 8",
+        );
+        await expectFenced(
+          store.append(sessionId, 1, [entry({ stale: true })], { fence: 7 }),
+          sessionId,
+          7,
+          8,
+          "fence 7 after a raise to 8",
+        );
+        await expectConflict(
+          store.append(sessionId, 0, [], { fence: 20 }),
+          sessionId,
+          0,
+          1,
+          "no entries with fence 20 at a wrong version",
+        );
+        expectValue(
+          await store.append(sessionId, 1, [entry({ n: 1 })], { fence: 8 }),
+          2,
+          "fence 8 after a refused raise to 20",
+        );
+      }),
+    },
+    {
+      name: "H28: appends without a fence are neither checked against the session's fence nor change it",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("fence-unfenced");
+        await store.append(sessionId, 0, [entry({ n: 0 })], { fence: 10 });
+        expectValue(await store.append(sessionId, 1, [entry({ n: 1 })]), 2, "no fence");
+        expectValue(await store.append(sessionId, 2, [entry({ n: 2 })], {}), 3, "no fence, {}");
+        await expectFenced(
+          store.append(sessionId, 3, [entry({ stale: true })], { fence: 9 }),
+          sessionId,
+          9,
+          10,
+          "fence 9 after unfenced appends on fence 10",
+        );
+      }),
+    },
+    {
+      name: "H28: a fence raise and a fenced append with a lower fence racing at one version never both succeed",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("fence-race");
+        const expected: SessionEntry[] = [];
+        for (let round = 0; round < 20; round++) {
+          const version = expected.length;
+          const stale = entry({ round });
+          // A worker frozen past its lease logs a result as its successor raises the fence.
+          const [late, raise] = await Promise.allSettled([
+            store.append(sessionId, version, [stale], { fence: 2 * round + 1 }),
+            store.append(sessionId, version, [], { fence: 2 * round + 2 }),
+          ]);
+          if (late.status === "fulfilled" && raise.status === "fulfilled") {
+            fail(
+              `round ${round}: an append with fence ${2 * round + 1} and a raise to ${2 * round + 2} at version ${version} both succeeded: the fence check and the version check are not one atomic step.`,
+            );
+          }
+          if (late.status === "rejected" && !isFenced(late.reason)) {
+            fail(
+              `round ${round}: the lower fence's append got ${show(String(late.reason))}, expected a SessionFencedError.`,
+            );
+          }
+          if (raise.status === "rejected" && !isConflict(raise.reason)) {
+            fail(
+              `round ${round}: the raise got ${show(String(raise.reason))}, expected a SessionConflictError.`,
+            );
+          }
+          if (late.status === "fulfilled") expected.push(stale);
+          expectSnapshot(await store.load(sessionId), expected, `the session after round ${round}`);
+        }
+      }),
+    },
+    {
+      name: "H28: concurrent fence raises with different fences leave the highest",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("fence-max");
+        await store.append(sessionId, 0, [entry({ n: 0 })], { fence: 1 });
+        // Raises from holders of successive leases, arriving in no particular order.
+        const fences = [10, 3, 12, 7, 5, 11, 2, 9, 4, 8, 6];
+        const raised = await Promise.allSettled(
+          fences.map((fence) => store.append(sessionId, 1, [], { fence })),
+        );
+        raised.forEach((outcome, index) => {
+          if (outcome.status === "rejected" && !isFenced(outcome.reason)) {
+            fail(
+              `a raise to ${fences[index]} among concurrent raises got ${show(String(outcome.reason))}, expected success or a SessionFencedError.`,
+            );
+          }
+        });
+        await expectFenced(
+          store.append(sessionId, 1, [entry({ stale: 11 })], { fence: 11 }),
+          sessionId,
+          11,
+          12,
+          "fence 11 after concurrent raises up to 12",
+        );
+        expectValue(
+          await store.append(sessionId, 1, [entry({ n: 1 })], { fence: 12 }),
+          2,
+          "fence 12 after concurrent raises up to 12",
+        );
+      }),
+    },
+    {
+      name: "H28: the store declares fencedAppends: true, as @lattice/bullmq workers require",
+      run: withStore(async (store) => {
+        if (store.fencedAppends !== true) {
+          fail(
+            `fencedAppends is ${show(store.fencedAppends)}: a store that passes the H28 checks declares it (readonly fencedAppends: true), so that createRunWorker of @lattice/bullmq accepts it.`,
+          );
+        }
+      }),
+    },
+    {
+      name: "H28: delete forgets a session's fence with its entries",
+      run: withStore(async (store, ids) => {
+        const sessionId = ids("fence-delete");
+        await store.append(sessionId, 0, [entry({ n: 0 })], { fence: 50 });
+        expectValue(await store.delete(sessionId), true, "delete of a fenced session");
+        expectValue(
+          await store.append(sessionId, 0, [entry({ again: true })], { fence: 1 }),
+          1,
+          "fence 1 after delete",
+        );
+      }),
+    },
+  ];
 }
 
 /**
