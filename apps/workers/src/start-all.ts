@@ -5,6 +5,7 @@ import { createRunQueue } from "@lattice/bullmq";
 import type { SessionStore } from "@lattice/core";
 import type { CommonSettings, WorkerSettings } from "./args.js";
 import { CallTracker, callKey } from "./call-tracker.js";
+import { checkExecutions, type Death } from "./check-executions.js";
 import { produceRuns, type RunOutcome } from "./producer.js";
 import { formatStoreSpec, openSessionStore } from "./session-store.js";
 import type { WorkerReport } from "./worker.js";
@@ -32,13 +33,6 @@ interface WorkerProcess {
   readonly name: string;
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
-}
-
-/** A worker that died while the runs went on, and what the run logs held then. */
-interface Death {
-  readonly worker: string;
-  /** The calls whose result was logged when it died (`runId/toolUseId`). */
-  readonly logged: Set<string>;
 }
 
 /**
@@ -271,51 +265,6 @@ function stepLines(tracker: CallTracker, outcomes: readonly RunOutcome[]): strin
     format(header),
     ...rows.map(format),
   ];
-}
-
-/**
- * Checks the tool calls' executions against the guarantees: a call whose result was logged
- * when a worker died never ran again; a call that ran more than once was cut by a dying worker
- * each time but the last.
- */
-function checkExecutions(
-  tracker: CallTracker,
-  deaths: readonly Death[],
-  sessions: ReadonlySet<string>,
-): { readonly ok: boolean; readonly lines: string[] } {
-  const lines: string[] = [];
-  let ok = true;
-  const dead = new Set(deaths.map((death) => death.worker));
-  // Calls of these runs only (the workers may have finished older runs left in the queue).
-  const calls = [...tracker.executions].filter(([, runs]) => sessions.has(runs[0]!.sessionId));
-  const again = calls.filter(([, runs]) => runs.length > 1);
-  const once = calls.length - again.length;
-  lines.push(
-    `Tool calls: ${calls.length} in all; ${once} ran once${again.length === 0 ? "." : `, ${again.length} ran again after the worker running it died (at-least-once):`}`,
-  );
-  for (const [, runs] of again) {
-    const first = runs[0]!;
-    const cut = runs.slice(0, -1).every((run) => dead.has(run.worker));
-    if (!cut) ok = false;
-    lines.push(
-      `  ${first.toolName} of ${first.sessionId}: on ${runs.map((run) => `${run.worker}${run.ended ? "" : " (cut)"}`).join(", then ")}${cut ? "" : "  ← NOT after a worker died"}`,
-    );
-  }
-  for (const death of deaths) {
-    // A call cut by the dying worker may have been taken over, run and logged before the
-    // logs were read: only its other executions count.
-    const repeated = [...death.logged].filter((key) => {
-      const runs = tracker.executions.get(key) ?? [];
-      return runs.filter((run) => run.ended || run.worker !== death.worker).length > 1;
-    });
-    if (repeated.length > 0) ok = false;
-    lines.push(
-      repeated.length === 0
-        ? `When ${death.worker} died, ${death.logged.size} calls had their result in the run log: none of them ran again.`
-        : `When ${death.worker} died, ${death.logged.size} calls had their result in the run log, and ${repeated.length} of them ran again: ${repeated.join(", ")}.`,
-    );
-  }
-  return { ok, lines };
 }
 
 function seconds(ms: number): string {

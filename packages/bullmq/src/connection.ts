@@ -1,3 +1,5 @@
+import { InvalidOptionError } from "@lattice/tools";
+import { describeValue } from "@lattice/tools/internal";
 import { Redis, type RedisOptions } from "ioredis";
 import { RunQueueError } from "./errors.js";
 
@@ -105,8 +107,83 @@ function isRedisClient(connection: RedisConnection): connection is Redis {
 }
 
 /**
+ * Checks a `connection` option at once: ioredis options or a client (an object), or a string
+ * that ioredis reads as meant. Strings are judged on ioredis's own parse (the options a lazily
+ * created client of the ioredis this package depends on reads from them), so everything ioredis takes as a host, a port or a socket
+ * path is accepted (`"redis://:pw@host:6379/0"`, `"rediss://host"`, `"localhost:6379"`,
+ * `"6379"`, `"/tmp/redis.sock"`, `"unix:///tmp/redis.sock"`), and refused is only what it
+ * would misread or what cannot connect: a scheme other than `redis://`, `rediss://` and
+ * `unix://`; a string it would take for a socket path that does not look like one
+ * (`"redis//host"`, read as the path `//host` on host `redis`); a port outside 1–65535; a
+ * database that is not a number. Internal.
+ *
+ * @throws `InvalidOptionError` otherwise, showing the string with its password redacted:
+ *   without this check the connection would fail only after the connect timeout.
+ */
+export function checkConnection(prefix: string, connection: unknown): void {
+  if (
+    typeof connection === "string"
+      ? connection === ""
+      : connection === null || typeof connection !== "object"
+  ) {
+    throw new InvalidOptionError(
+      prefix,
+      "connection",
+      `is required: a Redis URL ("redis://127.0.0.1:6379"), ioredis options, or an ioredis client; received ${describeValue(connection)}.`,
+    );
+  }
+  if (typeof connection !== "string") return;
+  const problem = connectionStringProblem(connection);
+  if (problem !== undefined) {
+    throw new InvalidOptionError(
+      prefix,
+      "connection",
+      `${problem}; received ${JSON.stringify(describeConnection(connection))}. Pass a Redis URL ("redis://127.0.0.1:6379", "rediss://:password@host:6380/0"), a socket path ("/tmp/redis.sock"), ioredis options, or an ioredis client.`,
+    );
+  }
+}
+
+/** What ioredis would misread in a connection string, or what cannot connect; else undefined. */
+function connectionStringProblem(text: string): string | undefined {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
+  if (scheme !== undefined && scheme !== "redis" && scheme !== "rediss" && scheme !== "unix") {
+    return `has the scheme "${scheme}://", which is not Redis's (redis://, rediss://, unix://)`;
+  }
+  const parsed = readConnectionString(text);
+  if (parsed.path !== undefined && !/^(\/|unix:)/i.test(text)) {
+    const host = parsed.host !== undefined && parsed.host !== "" ? ` on host "${parsed.host}"` : "";
+    return `would be read by ioredis as a Unix socket path${host}, not as a URL (is "://" mistyped?)`;
+  }
+  if (parsed.path === undefined && parsed.port !== undefined) {
+    const port = parsed.port;
+    if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+      return `has the port "${String(port)}", not one from 1 to 65535`;
+    }
+  }
+  if (parsed.db !== undefined && !(Number.isInteger(parsed.db) && parsed.db >= 0)) {
+    const named = /\/([^/?#]*)(?:[?#]|$)/.exec(text.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, ""));
+    return `names the database "${named?.[1] ?? String(parsed.db)}", which is not a number`;
+  }
+  return undefined;
+}
+
+/**
+ * How the ioredis this package depends on reads a connection string: its own parse, through
+ * the public constructor with `lazyConnect` (nothing connects; the client is dropped at once),
+ * so the check never disagrees with what ioredis would do.
+ */
+function readConnectionString(text: string): Pick<RedisOptions, "host" | "port" | "path" | "db"> {
+  const client = new Redis(text, { lazyConnect: true });
+  const { host, port, path, db } = client.options;
+  client.disconnect();
+  return { host, port, path, db };
+}
+
+/**
  * A connection as messages name it: `redis://host:port/db`, without the password (neither in
- * the userinfo nor in a `password` query parameter, which ioredis also reads).
+ * the userinfo nor in a `password` query parameter, which ioredis also reads). A string that
+ * does not parse as a URL is shown with everything up to its last `@` (after the scheme)
+ * and every `password=` value redacted.
  */
 export function describeConnection(connection: RedisConnection): string {
   if (typeof connection === "string") {
@@ -118,7 +195,12 @@ export function describeConnection(connection: RedisConnection): string {
       }
       return url.toString();
     } catch {
-      return "(an unparsable Redis URL)";
+      return (
+        connection
+          // Up to the last "@": a password may hold "@" itself.
+          .replace(/^([a-z][a-z0-9+.-]*:?\/*)?.*@/i, "$1***@")
+          .replace(/(password=)[^&#]*/gi, "$1***")
+      );
     }
   }
   const options = isRedisClient(connection) ? connection.options : connection;

@@ -11,6 +11,7 @@ export type RunQueueErrorCode =
   | "run_aborted"
   | "result_timeout"
   | "resume_refused"
+  | "fence_behind"
   | "closed";
 
 /**

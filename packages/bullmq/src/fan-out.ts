@@ -1,3 +1,4 @@
+import { raceAbort } from "@lattice/scheduler/internal";
 import type { AnyToolDefinition, ToolContext } from "@lattice/tools";
 import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
@@ -41,6 +42,11 @@ export interface FanOutSettings {
   readonly tools: ReadonlyMap<string, ReadonlyMap<string, AnyToolDefinition>>;
   readonly context: ((call: FanOutCallInfo) => unknown) | undefined;
   readonly reportError: (error: unknown) => void;
+  /**
+   * Whether the run was aborted with `queue.abort()` (its abort flag is set): only then does a
+   * call job stop with its step (H28).
+   */
+  readonly runAborted: (runId: string) => Promise<boolean>;
 }
 
 /**
@@ -49,7 +55,9 @@ export interface FanOutSettings {
  * tool_use order, one result per call — but a fanned-out tool's handler there only enqueues
  * a call job `call:<runId>:<toolUseId in base64url>` and waits for its outcome; any worker of the queue
  * runs it. A step taken again after a crash waits for the same job (its id is the call's), so
- * a call whose job is still running or has finished is not run twice. Internal.
+ * a call whose job is still running or has finished is not run twice; so does a step taken
+ * over from a worker that lost its lease, whose abort never reaches the job (only
+ * `queue.abort()` does). Internal.
  */
 export class FanOut {
   private readonly queue: Queue<CallJobData>;
@@ -122,17 +130,28 @@ export class FanOut {
         removeOnComplete: { age: KEEP_CALL_OUTCOMES_S },
         removeOnFail: { age: KEEP_CALL_OUTCOMES_S },
       });
+      // Only the run's abort (queue.abort) stops the call job. A step stopped for any other
+      // reason — its worker lost the session's lease (frozen past it, H28), a call's time limit
+      // on a worker that may be such a one — leaves it running: the worker that took the step
+      // over waits for this same job, and would otherwise get the abort as the call's outcome.
       const onAbort = (): void => {
-        this.client
-          .multi()
-          .set(abortKey(this.abortChannel, jobId), "1", "EX", KEEP_CALL_OUTCOMES_S)
-          .publish(this.abortChannel, jobId)
-          .exec()
+        this.settings
+          .runAborted(run.runId)
+          .then((aborted) => {
+            if (!aborted) return undefined;
+            return this.client
+              .multi()
+              .set(abortKey(this.abortChannel, jobId), "1", "EX", KEEP_CALL_OUTCOMES_S)
+              .publish(this.abortChannel, jobId)
+              .exec();
+          })
           .catch(this.settings.reportError);
       };
       ctx.signal.addEventListener("abort", onAbort, { once: true });
       try {
-        return await job.waitUntilFinished(this.events);
+        // A stopped step stops waiting at once (the batch need not wait out its abort grace);
+        // the job goes on unless the run was aborted, and a step taken again waits for it.
+        return await raceAbort(job.waitUntilFinished(this.events), ctx.signal);
       } finally {
         ctx.signal.removeEventListener("abort", onAbort);
       }

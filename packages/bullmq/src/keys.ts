@@ -30,6 +30,11 @@ export class RunKeys {
     return `${this.base}:lease:${sessionId}`;
   }
 
+  /** String: the session's last lease fence, so that the next one is higher (H28). */
+  fence(sessionId: string): string {
+    return `${this.base}:fence:${sessionId}`;
+  }
+
   /** Hash: the session's latest run and its agent, for `resume(sessionId)`. */
   session(sessionId: string): string {
     return `${this.base}:session:${sessionId}`;

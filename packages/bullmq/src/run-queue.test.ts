@@ -837,3 +837,96 @@ describe("@lattice/bullmq: what a dead worker leaves behind (D5, D7, D10)", () =
     }
   });
 });
+
+describe("@lattice/bullmq: many waits and bad connections (issue 21)", () => {
+  it("D3: 30 result() calls waiting at once on one queue print no MaxListenersExceededWarning", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => {
+      if (warning.name === "MaxListenersExceededWarning") warnings.push(warning);
+    };
+    process.on("warning", onWarning);
+    const { queue, close } = await setup({ workers: 2 });
+    try {
+      const runs = await Promise.all(
+        Array.from({ length: 30 }, (_, n) => queue.enqueue("echoer", `echo many-${n}`)),
+      );
+      const results = await Promise.all(
+        runs.map(({ runId }) => queue.result(runId, { timeoutMs: 30_000 })),
+      );
+      expect(results.every((result) => result.subtype === "success")).toBe(true);
+      // And 30 more at once on one run that has ended.
+      await Promise.all(Array.from({ length: 30 }, () => queue.result(runs[0]!.runId)));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((warning) => warning.message)).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      await close();
+    }
+  });
+
+  it("H25, H26: enqueue() and resume() refuse a session id with a lone surrogate, and resume() refuses an edited input past the bounds or not plain JSON, with InvalidOptionError before anything is queued", async () => {
+    const { queue, name, close } = await setup({ workers: 0 });
+    const client = new Redis(redis.url);
+    try {
+      const lone = "chat-\uD800";
+      const enqueued = await errorOf(queue.enqueue("echoer", "echo x", { sessionId: lone }));
+      expect(enqueued).toMatchObject({ name: "InvalidOptionError", option: "sessionId" });
+      expect(enqueued.message).toMatch(/^EnqueueOptions: .*lone surrogate/);
+      const resumed = await errorOf(queue.resume(lone));
+      expect(resumed).toMatchObject({ name: "InvalidOptionError", option: "sessionId" });
+      expect(resumed.message).toMatch(/^resume\(\): .*lone surrogate/);
+      // A session with a run on this queue, so that a resume would be queued.
+      const keys = new RunKeys("lattice", name);
+      await client.hset(keys.session("ops"), { runId: "run-ops", agentName: "echoer" });
+      let deep: Record<string, unknown> = { a: 1 };
+      for (let level = 0; level < 5_000; level++) deep = { a: deep };
+      for (const [input, rule] of [
+        [deep, /nested more than 100 levels deep/],
+        [{ service: "api", version: 1n }, /input\.version is a bigint/],
+        [{ service: "api", toJSON: () => deep }, /input\.toJSON is a function/],
+      ] as const) {
+        const error = await errorOf(
+          queue.resume("ops", { decisions: { appr_1: { approved: true, input } }, timeoutMs: 200 }),
+        );
+        expect(error).toMatchObject({ name: "InvalidOptionError", option: "decisions" });
+        expect(error.message).toMatch(/^QueueResumeOptions: /);
+        expect(error.message).toMatch(rule);
+      }
+      // Nothing was queued: no job, no run.
+      expect(await client.keys(`lattice:${name}:run:*`)).toEqual([]);
+      expect(await client.keys(`lattice:${name}:runs:run:*`)).toEqual([]);
+    } finally {
+      client.disconnect();
+      await close();
+    }
+  });
+
+  it("D3: a malformed Redis URL is refused at once by createRunQueue and createRunWorker, with InvalidOptionError showing it redacted", () => {
+    const worker = (connection: string) => () =>
+      createRunWorker({
+        connection,
+        agents: { echoer: agentOptions() },
+        sessionStore: memorySessionStore(),
+      });
+    for (const [url, shown] of [
+      ["redis://:hunter2@127.0.0.1:99999", "redis://***@127.0.0.1:99999"],
+      ["redis//:hunter2@127.0.0.1:6379", "redis//***@127.0.0.1:6379"],
+      ["localhost:99999", "localhost:99999"],
+      ["http://user:hunter2@127.0.0.1:6379", "http://user:***@127.0.0.1:6379/"],
+      ["redis://127.0.0.1:6379/db?password=hunter2", "redis://127.0.0.1:6379/db?password=***"],
+    ] as const) {
+      for (const create of [() => createRunQueue({ connection: url }), worker(url)]) {
+        let error: (Error & Record<string, unknown>) | undefined;
+        try {
+          create();
+        } catch (caught) {
+          error = caught as Error & Record<string, unknown>;
+        }
+        expect(error, url).toMatchObject({ name: "InvalidOptionError", code: "invalid_option" });
+        expect(error!.message).toContain(`received "${shown}"`);
+        expect(error!.message).toContain('Pass a Redis URL ("redis://127.0.0.1:6379"');
+        expect(error!.message).not.toContain("hunter2");
+      }
+    }
+  });
+});

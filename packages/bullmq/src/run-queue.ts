@@ -1,9 +1,21 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type { Prompt, SDKMessage, SDKResultMessage } from "@lattice/core";
+import {
+  checkApprovalDecisions,
+  checkSessionId,
+  type Prompt,
+  type SDKMessage,
+  type SDKResultMessage,
+} from "@lattice/core";
 import { InvalidOptionError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { Job, Queue } from "bullmq";
-import { closeClient, openClient, type RedisConnection, waitUntilReady } from "./connection.js";
+import {
+  checkConnection,
+  closeClient,
+  openClient,
+  type RedisConnection,
+  waitUntilReady,
+} from "./connection.js";
 import { RunQueueError } from "./errors.js";
 import { RunKeys, stepJobId } from "./keys.js";
 import { readStream } from "./read-stream.js";
@@ -16,6 +28,7 @@ import {
   type StepJobData,
   type StreamRecord,
 } from "./step-job.js";
+import { WaitSignals } from "./wait-signals.js";
 
 /** The queue name when none is given. */
 export const DEFAULT_QUEUE_NAME = "lattice-runs";
@@ -217,10 +230,11 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
   // Failures are reported by the operation that met them.
   queue.on("error", () => {});
   let closed = false;
-  // Aborted by close(): pending result() and events() calls end, and their connections close.
+  // Aborted by close(), which also ends every pending result(), events() and resume() wait (and
+  // their connections close): each wait has a signal of its own (WaitSignals), so nothing
+  // listens on this one and any number of waits print no MaxListenersExceededWarning.
   const closing = new AbortController();
-  const untilClosed = (signal: AbortSignal | undefined): AbortSignal =>
-    signal === undefined ? closing.signal : AbortSignal.any([signal, closing.signal]);
+  const waits = new WaitSignals();
   const closedError = (): RunQueueError =>
     new RunQueueError("closed", `Run queue "${name}" was closed while waiting; the run goes on.`);
   let readiness: Promise<void> | undefined;
@@ -259,7 +273,8 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
       assertKnownOptions(enqueueOptions, ["sessionId", "runId"], "EnqueueOptions:");
       const sessionId = enqueueOptions?.sessionId ?? randomUUID();
       const runId = enqueueOptions?.runId ?? randomUUID();
-      checkId("EnqueueOptions:", "sessionId", sessionId);
+      // Well-formed UTF-16, so that the session's store keeps it as it is (H25).
+      checkSessionId("EnqueueOptions:", sessionId);
       checkId("EnqueueOptions:", "runId", runId);
       if (runId.includes(":")) {
         throw new InvalidOptionError(
@@ -296,7 +311,8 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
       const signals: AbortSignal[] = [];
       if (resultOptions?.signal !== undefined) signals.push(resultOptions.signal);
       if (timeoutMs !== undefined) signals.push(AbortSignal.timeout(timeoutMs));
-      const signal = untilClosed(signals.length === 0 ? undefined : AbortSignal.any(signals));
+      const wait = waits.open(signals.length === 0 ? undefined : AbortSignal.any(signals));
+      const signal = wait.signal;
       try {
         let last: StreamRecord | undefined;
         for await (const batch of readStream(opened, keys.events(runId), signal)) {
@@ -323,6 +339,8 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
           );
         }
         throw error;
+      } finally {
+        wait.release();
       }
       throw new Error("unreachable: the stream reader never ends");
     },
@@ -331,17 +349,16 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
       return {
         async *[Symbol.asyncIterator]() {
           await requireRun(runId, "events()");
-          const batches = readStream(
-            opened,
-            keys.events(runId),
-            untilClosed(eventsOptions?.signal),
-          );
+          const wait = waits.open(eventsOptions?.signal);
+          const batches = readStream(opened, keys.events(runId), wait.signal);
           const guarded = async function* () {
             try {
               yield* batches;
             } catch (error) {
               if (closing.signal.aborted) throw closedError();
               throw error;
+            } finally {
+              wait.release();
             }
           };
           for await (const batch of guarded()) {
@@ -365,8 +382,11 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
     },
 
     async resume(sessionId: string, resumeOptions?: QueueResumeOptions) {
-      checkId("resume():", "sessionId", sessionId);
+      checkSessionId("resume():", sessionId);
       assertKnownOptions(resumeOptions, ["decisions", "timeoutMs"], "QueueResumeOptions:");
+      // Checked as agent.resume() checks them (H26): the job's data is JSON, so an edited input
+      // past the bounds would fail BullMQ's JSON.stringify with a RangeError.
+      const decisions = checkApprovalDecisions("QueueResumeOptions:", resumeOptions?.decisions);
       const timeoutMs = checkPositive(
         "QueueResumeOptions:",
         "timeoutMs",
@@ -390,16 +410,19 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
         agentName,
         sessionId,
         runId,
-        ...(resumeOptions?.decisions !== undefined ? { decisions: resumeOptions.decisions } : {}),
+        ...(decisions !== undefined ? { decisions } : {}),
       };
       const jobId = stepJobId(runId, `resume-${randomBytes(6).toString("hex")}`);
       await queue.add(STEP_JOB_NAME, data, { jobId });
+      const wait = waits.open(undefined);
       try {
-        await waitForAcceptance(queue, jobId, runId, timeoutMs, closing.signal);
+        await waitForAcceptance(queue, jobId, runId, timeoutMs, wait.signal);
       } catch (error) {
         // close() ends the wait; the resume job stays queued and runs when a worker takes it.
         if (closing.signal.aborted) throw closedError();
         throw error;
+      } finally {
+        wait.release();
       }
       return { runId, sessionId };
     },
@@ -428,6 +451,7 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
       if (closed) return;
       closed = true;
       closing.abort(closedError());
+      waits.closeAll(closing.signal.reason);
       await queue.close();
       await closeClient(opened);
     },
@@ -503,20 +527,6 @@ function recordError(record: ControlRecord, runId: string): RunQueueError {
   const code =
     record.code === "unknown_agent" || record.code === "session_busy" ? record.code : "run_failed";
   return new RunQueueError(code, record.message ?? `Run ${JSON.stringify(runId)} failed.`, runId);
-}
-
-function checkConnection(prefix: string, connection: unknown): void {
-  if (
-    typeof connection === "string"
-      ? connection === ""
-      : connection === null || typeof connection !== "object"
-  ) {
-    throw new InvalidOptionError(
-      prefix,
-      "connection",
-      `is required: a Redis URL ("redis://127.0.0.1:6379"), ioredis options, or an ioredis client; received ${describeValue(connection)}.`,
-    );
-  }
 }
 
 /** Checks an optional name option (letters, digits, `-`, `_`, `.`). Internal. */

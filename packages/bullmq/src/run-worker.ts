@@ -12,6 +12,7 @@ import {
   mailboxReply,
   type SDKMessage,
   type SDKResultMessage,
+  SessionFencedError,
   type SessionStore,
   stepMessages,
 } from "@lattice/core";
@@ -19,6 +20,7 @@ import { type AnyToolDefinition, InvalidOptionError, isToolSource } from "@latti
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import {
+  checkConnection,
   closeClient,
   duplicateClient,
   type OpenedClient,
@@ -26,6 +28,7 @@ import {
   type RedisConnection,
   waitUntilReady,
 } from "./connection.js";
+import { RunQueueError } from "./errors.js";
 import { FanOut } from "./fan-out.js";
 import { RunKeys, stepJobId } from "./keys.js";
 import { type SessionLease, takeSessionLease } from "./lease.js";
@@ -75,7 +78,13 @@ export interface RunWorkerOptions<TContext = unknown> {
   readonly agents: {
     readonly [agentName: string]: AgentOptions | AgentDefinition | Agent<TContext>;
   };
-  /** Where every run's log is: one store all workers share (Postgres, Redis, SQLite on one host). */
+  /**
+   * Where every run's log is: one store all workers share (Postgres, Redis, SQLite on one
+   * host). It must fence its appends and say so with `fencedAppends: true`
+   * (`SessionAppendOptions.fence` of `@lattice/core`, the `H28:` checks of the conformance
+   * suite), as the Lattice stores do: each step's appends carry its lease's fence, so a worker
+   * frozen past its lease can log nothing (H28). A store without it is refused.
+   */
   readonly sessionStore: SessionStore;
   /** Steps this worker takes at once (D10). Default 8. */
   readonly concurrency?: number;
@@ -90,9 +99,17 @@ export interface RunWorkerOptions<TContext = unknown> {
    * another worker after about this long (D5). Default 30,000 ms.
    */
   readonly lockDurationMs?: number;
-  /** How often BullMQ looks for stalled jobs. Default: `lockDurationMs`. */
+  /**
+   * How often BullMQ looks for stalled jobs. Default: `lockDurationMs`. An idle worker also
+   * waits for new jobs no longer than this (5 s at most), so that it takes a stalled step over
+   * soon after finding it.
+   */
   readonly stalledIntervalMs?: number;
-  /** How long a session's lease lasts without renewal (one step at a time, D10). Default: `lockDurationMs`. */
+  /**
+   * How long a session's lease lasts without renewal (one step at a time, D10). Default:
+   * `lockDurationMs`. A step stops (starts no call, appends nothing) once its lease has gone
+   * this long, less a margin, without a renewal that Redis answered (H28).
+   */
   readonly leaseMs?: number;
   /** How long `ready()` waits for Redis. Default 5,000 ms. */
   readonly connectTimeoutMs?: number;
@@ -111,7 +128,11 @@ export interface RunWorkerOptions<TContext = unknown> {
   readonly callConcurrency?: number;
   /**
    * Receives the worker's own failures (Redis unreachable, a record that could not be
-   * written); step failures are retried and end up in the run's result instead. Default: none.
+   * written); step failures are retried and end up in the run's result instead. Also told of
+   * each step the worker dropped because its session lease no longer held (a
+   * `SessionFencedError`, code `"session_fenced"`: the worker was frozen or cut off past its
+   * lease, H28), and of a session store whose fence was ahead of Redis's (`RunQueueError`
+   * `fence_behind`). Default: none.
    */
   readonly onError?: (error: Error) => void;
 }
@@ -162,6 +183,14 @@ return 0`;
 /** A step that must not be retried, with the reason the queue reports. */
 class StepRefused extends UnrecoverableError {}
 
+/** A write refused because the worker no longer had the session's lease in Redis (H28). */
+class LeaseGone extends Error {
+  constructor() {
+    super("This worker no longer has the session's lease in Redis: it wrote nothing.");
+    this.name = "LeaseGone";
+  }
+}
+
 /**
  * Creates a worker that takes steps of runs from a queue (D3): each job is one step — a model
  * call or a batch of tool calls — taken from the run's log with `agent.step()`, whose outcome
@@ -178,14 +207,16 @@ class StepRefused extends UnrecoverableError {}
  *   sessionStore: postgresSessionStore({ connectionString }),
  * });
  * ```
- * @throws `UnknownOptionError` or `InvalidOptionError` for bad options, an agent that is not
- *   on `sessionStore`, or agent options that `createAgent` refuses.
+ * @throws `UnknownOptionError` or `InvalidOptionError` for bad options, a `sessionStore` that
+ *   does not declare `fencedAppends: true`, an agent that is not on `sessionStore`, or agent
+ *   options that `createAgent` refuses.
  */
 export function createRunWorker<TContext = unknown>(
   options: RunWorkerOptions<TContext>,
 ): RunWorker {
   assertKnownOptions(options, WORKER_OPTION_KEYS, "RunWorkerOptions:");
   const prefixText = "RunWorkerOptions:";
+  checkConnection(prefixText, options.connection);
   const name = checkName(prefixText, "name", options.name, DEFAULT_QUEUE_NAME);
   const prefix = checkName(prefixText, "prefix", options.prefix, DEFAULT_PREFIX);
   const store = options.sessionStore;
@@ -194,6 +225,13 @@ export function createRunWorker<TContext = unknown>(
       prefixText,
       "sessionStore",
       `is required: the SessionStore every worker of the queue shares (postgresSessionStore, redisSessionStore, ...), received ${describeValue(store)}.`,
+    );
+  }
+  if (store.fencedAppends !== true) {
+    throw new InvalidOptionError(
+      prefixText,
+      "sessionStore",
+      `must fence its appends, and ${store.name ?? "the store given"} does not declare fencedAppends: true. Without fencing, a worker frozen past its session lease could log results that the worker that took its step over logs too (H28). Use memorySessionStore, sqliteSessionStore, postgresSessionStore or redisSessionStore, or make your store honour SessionAppendOptions.fence, pass the H28 checks of sessionStoreConformance (@lattice/core/testing) and declare fencedAppends: true.`,
     );
   }
   const fanOutTools = checkFanOutTools(options.fanOutTools, options.agents);
@@ -271,6 +309,7 @@ export function createRunWorker<TContext = unknown>(
                     step: undefined,
                   }),
           reportError,
+          runAborted: async (runId) => (await client.exists(keys.abort(runId))) === 1,
         });
   const agents = buildAgents<TContext>(options.agents, store, (agentName, definition) => {
     if (fanOut === undefined || !fanOutTools.has(definition.name)) return definition;
@@ -304,47 +343,64 @@ export function createRunWorker<TContext = unknown>(
     }, reportError);
   });
 
-  const publish = async (runId: string, records: readonly StreamRecord[]): Promise<void> => {
-    if (records.length === 0) return;
-    const pipeline = client.multi();
-    for (const record of records) {
-      pipeline.xadd(keys.events(runId), "*", RECORD_FIELD, encodeRecord(record));
+  /**
+   * Runs write commands (`[command, ...arguments]`) in one transaction. Under `lease`, only while
+   * this worker still has the lease in Redis, checked in the same script (H28): a step that lost
+   * its lease, even one frozen right after a check of it, writes nothing, and `LeaseGone` is
+   * thrown instead.
+   */
+  const write = async (
+    commands: readonly (readonly string[])[],
+    lease: SessionLease | undefined,
+  ): Promise<void> => {
+    if (commands.length === 0) return;
+    if (lease === undefined) {
+      await client.multi(commands as string[][]).exec();
+      return;
     }
-    await pipeline.exec();
+    if (!(await lease.whileHeld(commands))) throw new LeaseGone();
   };
+  /** The commands that add records to a run's stream. */
+  const xadds = (runId: string, records: readonly StreamRecord[]): string[][] =>
+    records.map((record) => ["xadd", keys.events(runId), "*", RECORD_FIELD, encodeRecord(record)]);
+  const publish = (
+    runId: string,
+    records: readonly StreamRecord[],
+    lease?: SessionLease,
+  ): Promise<void> => write(xadds(runId, records), lease);
   /**
    * Records a run's state once its step ended it, paused it or failed it. A run paused for
    * approvals keeps its records for as long as it waits; the others expire `keepEndedRunsMs`
-   * later.
+   * later. Under `lease`, only while it holds (see `write`).
    */
-  const markEnded = async (runId: string, state: string): Promise<void> => {
-    // A run that never started leaves the session's line of waiting runs.
+  const markEnded = async (runId: string, state: string, lease?: SessionLease): Promise<void> => {
     const sessionId = await client.hget(keys.run(runId), "sessionId");
-    if (sessionId !== null) await client.lrem(keys.waiting(sessionId), 1, runId);
-    if (state === "interrupted") {
-      await client.hset(keys.run(runId), "state", state);
-      return;
+    const commands: string[][] = [];
+    // A run that never started leaves the session's line of waiting runs.
+    if (sessionId !== null) commands.push(["lrem", keys.waiting(sessionId), "1", runId]);
+    commands.push(["hset", keys.run(runId), "state", state]);
+    if (state !== "interrupted") {
+      commands.push(
+        ["pexpire", keys.run(runId), String(keepMs)],
+        ["pexpire", keys.events(runId), String(keepMs)],
+      );
     }
-    await client
-      .multi()
-      .hset(keys.run(runId), "state", state)
-      .pexpire(keys.run(runId), keepMs)
-      .pexpire(keys.events(runId), keepMs)
-      .exec();
+    await write(commands, lease);
   };
 
   /**
-   * Publishes a step's messages. Steps a worker stored but died before publishing (the job
-   * was taken again and found the log past its step) are published from the log first
-   * (`stepMessages`), so `events()` misses no step; a result already published is not again.
+   * The commands that publish a step's messages. Steps a worker stored but died before
+   * publishing (the job was taken again and found the log past its step) are published from
+   * the log first (`stepMessages`), so `events()` misses no step; a result already published is
+   * not again.
    */
-  const publishStep = async (
+  const publishStepCommands = async (
     runId: string,
     sessionId: string,
     outcome: AgentStepResult,
     taken: number | undefined,
     live: readonly StreamRecord[],
-  ): Promise<void> => {
+  ): Promise<string[][]> => {
     const [publishedText, state] = await client.hmget(keys.run(runId), "published", "state");
     const published = publishedText === null ? -1 : Number(publishedText);
     const through =
@@ -371,8 +427,9 @@ export function createRunWorker<TContext = unknown>(
       if (isResult && taken === undefined && (state === "ended" || state === "failed")) continue;
       records.push(record);
     }
-    await publish(runId, records);
-    if (through > published) await client.hset(keys.run(runId), "published", String(through));
+    const commands = xadds(runId, records);
+    if (through > published) commands.push(["hset", keys.run(runId), "published", String(through)]);
+    return commands;
   };
 
   /** Adds a run's first job, and records it, as `queue.enqueue()` does. */
@@ -407,8 +464,8 @@ export function createRunWorker<TContext = unknown>(
 
   /**
    * The replies waiting for a session, left in its inbox until the step that reads them has
-   * stored them (`trim` removes them then): a step cut before that leaves them for the next
-   * one. A step stored but cut before `trim` delivers them again (at-least-once).
+   * stored them (`trim` says how to remove them then): a step cut before that leaves them for
+   * the next one. A step stored but cut before the trim delivers them again (at-least-once).
    */
   const peekInbox = (sessionId: string) => {
     let read = 0;
@@ -418,9 +475,9 @@ export function createRunWorker<TContext = unknown>(
         read = texts.length;
         return texts;
       },
-      trim: async (): Promise<void> => {
-        if (read > 0) await client.ltrim(keys.inbox(sessionId), read, -1);
-      },
+      /** The command that removes the replies read, if any. */
+      trim: (): string[][] =>
+        read > 0 ? [["ltrim", keys.inbox(sessionId), String(read), "-1"]] : [],
     };
   };
 
@@ -544,6 +601,7 @@ export function createRunWorker<TContext = unknown>(
     const lease: SessionLease | undefined = await takeSessionLease(
       client,
       keys.lease(sessionId),
+      keys.fence(sessionId),
       leaseMs,
     );
     if (lease === undefined) {
@@ -568,12 +626,35 @@ export function createRunWorker<TContext = unknown>(
     let publishing: Promise<void> | undefined;
     let accepting: Promise<unknown> | undefined;
     let starting: Promise<unknown> | undefined;
+    /** Set once this worker gives the lease back itself: from then on it is not lost. */
+    let handedBack = false;
+    /**
+     * Drops the step because its lease no longer holds (H28): the worker was frozen or cut off
+     * past it, or a newer holder fenced the session off. Nothing more is written; the worker is
+     * told (onError), and the job moves to the delayed set, without counting an attempt: it
+     * belongs to the worker that took the session over, or waits for its turn here.
+     */
+    const dropStep = async (cause: unknown): Promise<never> => {
+      reportError(
+        cause instanceof SessionFencedError
+          ? cause
+          : new SessionFencedError(
+              sessionId,
+              lease.fence,
+              undefined,
+              `This worker's lease (fence ${lease.fence}) on session ${JSON.stringify(sessionId)} no longer held (the worker was frozen or cut off past it), so it dropped step ${data.step ?? "(resume)"} of run ${JSON.stringify(runId)} and wrote nothing more; the worker that takes the session over goes on from the log.`,
+            ),
+      );
+      await job.moveToDelayed(Date.now() + retryDelay(leaseMs), token).catch(() => {});
+      throw new DelayedError();
+    };
     // Everything from here gives the lease back when it ends, however it ends.
     try {
       // A resume continues an aborted run: it clears the flag once accepted.
       const isResume = data.step === undefined && data.prompt === undefined;
       const abortReason = isResume ? null : await client.get(keys.abort(runId));
       if (abortReason !== null) {
+        handedBack = true;
         await lease.release().catch(reportError);
         await publish(runId, [{ kind: "aborted", message: abortReason }]);
         await markEnded(runId, "aborted");
@@ -601,6 +682,8 @@ export function createRunWorker<TContext = unknown>(
           mailbox: stepMailbox(sessionId),
           takeMail: inbox.take,
           signal: controller.signal,
+          // Its fence goes with every append, and the step stops once it lapses (H28).
+          lease,
           onMessage: (message: SDKMessage) => {
             // The run's first message is sent once its run_started entry is stored, before
             // the model call: a step taken again after a crash would not give it again.
@@ -630,13 +713,44 @@ export function createRunWorker<TContext = unknown>(
         });
       } catch (error) {
         await starting?.catch(() => {});
+        const code = (error as { code?: unknown }).code;
+        const currentFence = (error as { currentFence?: unknown }).currentFence;
+        if (
+          code === "session_fenced" &&
+          typeof currentFence === "number" &&
+          currentFence > lease.fence &&
+          lease.held() &&
+          (await lease.raiseFenceTo(currentFence))
+        ) {
+          // This worker holds the lease, yet the store has a higher fence: Redis's fence fell
+          // behind the store's. Redis's is raised to it, so the next lease passes it (H28).
+          reportError(
+            new RunQueueError(
+              "fence_behind",
+              `Session ${JSON.stringify(sessionId)} has fence ${currentFence} in the session store, above the fence ${lease.fence} of the lease this worker took from Redis: Redis lost or moved back the session's last fence (a failover to a replica, a FLUSHALL, its clock stepped back). The worker raised Redis's fence to the store's and takes step ${data.step ?? "(resume)"} of run ${JSON.stringify(runId)} again under a new lease; nothing was lost. If this recurs, check Redis's persistence and clock.`,
+              runId,
+              { cause: error },
+            ),
+          );
+          await job.moveToDelayed(Date.now() + retryDelay(leaseMs), token).catch(() => {});
+          throw new DelayedError();
+        }
+        if (code === "session_fenced" || !lease.held()) return dropStep(error);
+        const stepJob = data.step !== undefined && data.prompt === undefined;
+        if (code === "session_conflict" && stepJob && lease.held()) {
+          // Another writer appended between this step's load and its first append: a worker
+          // whose lease lapsed, whose last append landed before this step raised the fence
+          // (H28). Not a failure of the step: it is tried again at once, reading the log anew,
+          // without counting an attempt.
+          await job.moveToDelayed(Date.now() + retryDelay(leaseMs), token);
+          throw new DelayedError();
+        }
         const reason = await client.get(keys.abort(runId));
         if (reason !== null && controller.signal.aborted) {
-          await publish(runId, [{ kind: "aborted", message: reason }]);
-          await markEnded(runId, "aborted");
+          await publish(runId, [{ kind: "aborted", message: reason }], lease);
+          await markEnded(runId, "aborted", lease);
           return;
         }
-        const code = (error as { code?: unknown }).code;
         if (code === "session_conflict" && data.prompt !== undefined) {
           // Another run of the session is unfinished: this one starts when it ends, unless
           // that one is parked (waiting for approvals, or aborted) and would never end alone.
@@ -654,8 +768,8 @@ export function createRunWorker<TContext = unknown>(
                     ? `run ${JSON.stringify(other)}, which failed and could not be ended in the session store`
                     : "a run that is not running on this queue (it was started elsewhere, or its queue records expired)";
             const message = `Run ${JSON.stringify(runId)} cannot start: session ${JSON.stringify(sessionId)} has an unfinished ${why}. Continue it with queue.resume(${JSON.stringify(sessionId)}${state === "interrupted" ? ", { decisions }" : ""}) and enqueue this prompt again once it ended, or use another session.`;
-            await publish(runId, [{ kind: "failed", code: "session_busy", message }]);
-            await markEnded(runId, "failed");
+            await publish(runId, [{ kind: "failed", code: "session_busy", message }], lease);
+            await markEnded(runId, "failed", lease);
             throw new StepRefused(message);
           }
           await job.moveToDelayed(Date.now() + retryDelay(leaseMs), token);
@@ -682,8 +796,10 @@ export function createRunWorker<TContext = unknown>(
         accepting?.catch(() => {}),
         starting?.catch(() => {}),
       ]);
-      await inbox.trim();
-      if (data.prompt !== undefined) await client.lrem(keys.waiting(sessionId), 1, runId);
+      // The step is stored. A worker that lost its lease meanwhile writes nothing more: the
+      // worker that took the session over may have gone on (H28). The writes below check the
+      // lease again in Redis, atomically with each of them.
+      if (!lease.held()) await dropStep(undefined);
       const alreadyEnded =
         outcome.status === "ended" &&
         taken === undefined &&
@@ -693,8 +809,15 @@ export function createRunWorker<TContext = unknown>(
           `not_interrupted: run ${JSON.stringify(runId)} of session ${JSON.stringify(sessionId)} has ended; there is nothing to resume. Enqueue the next prompt with queue.enqueue(agentName, prompt, { sessionId: ${JSON.stringify(sessionId)} }).`,
         );
       }
-      await publishStep(runId, sessionId, outcome, taken, messages);
-      await client.hset(keys.session(sessionId), { runId, agentName });
+      await write(
+        [
+          ...inbox.trim(),
+          ...(data.prompt !== undefined ? [["lrem", keys.waiting(sessionId), "1", runId]] : []),
+          ...(await publishStepCommands(runId, sessionId, outcome, taken, messages)),
+          ["hset", keys.session(sessionId), "runId", runId, "agentName", agentName],
+        ],
+        lease,
+      );
       if (outcome.status === "ended") {
         // A job delivered again after its run ended: its worker may have died before handing
         // the reply on; afterRunEnded() does that at most once.
@@ -704,22 +827,23 @@ export function createRunWorker<TContext = unknown>(
         }
         const result = outcome.result;
         if (result.subtype === "interrupted") {
-          await markEnded(runId, "interrupted");
+          await markEnded(runId, "interrupted", lease);
           // An abort that came while the step was pausing ends the run here.
           const reason = await client.get(keys.abort(runId));
           if (reason !== null) {
-            await publish(runId, [{ kind: "aborted", message: reason }]);
-            await markEnded(runId, "aborted");
+            await publish(runId, [{ kind: "aborted", message: reason }], lease);
+            await markEnded(runId, "aborted", lease);
           }
           return;
         }
-        await markEnded(runId, "ended");
+        await markEnded(runId, "ended", lease);
         await afterRunEnded(runId, sessionId, resultText(agentName, result));
         return;
       }
-      await client.hset(keys.run(runId), "state", "running");
+      await write([["hset", keys.run(runId), "state", "running"]], lease);
       // The lease goes back before the next job exists, so the worker that takes it finds the
       // session free instead of waiting for its turn.
+      handedBack = true;
       await lease.release();
       const next: StepJobData = {
         v: 1,
@@ -730,6 +854,12 @@ export function createRunWorker<TContext = unknown>(
         ...(data.chain !== undefined ? { chain: data.chain } : {}),
       };
       await queue.add(STEP_JOB_NAME, next, { jobId: stepJobId(runId, outcome.nextStep) });
+    } catch (error) {
+      // A failure once the lease was lost is no failure of the step: it is dropped, and never
+      // ends its run as failed (H28).
+      if (error instanceof DelayedError || error instanceof StepRefused) throw error;
+      if (error instanceof LeaseGone || (!handedBack && !lease.held())) return dropStep(error);
+      throw error;
     } finally {
       controllers.delete(controller);
       if (controllers.size === 0) active.delete(runId);
@@ -738,10 +868,33 @@ export function createRunWorker<TContext = unknown>(
   };
 
   /**
+   * Takes the session's lease to end a run, waiting up to twice `leaseMs` for a step that holds
+   * it; `undefined` when it stayed taken.
+   */
+  const leaseToEnd = async (sessionId: string): Promise<SessionLease | undefined> => {
+    const until = performance.now() + 2 * leaseMs;
+    for (;;) {
+      const lease = await takeSessionLease(
+        client,
+        keys.lease(sessionId),
+        keys.fence(sessionId),
+        leaseMs,
+      );
+      if (lease !== undefined || performance.now() > until) return lease;
+      await new Promise((resolve) => setTimeout(resolve, retryDelay(leaseMs)));
+    }
+  };
+
+  /**
    * Ends the run of a step that failed on its last attempt as failed, with the cause (poison
    * steps): through `endRun()` of core, or, when the store refuses that too, as `run_failed`.
    * A resume that never got going leaves its run as it was (`queue.resume()` reports it).
    * Safe to do twice: a run already ended gives its result again, and its reply is posted once.
+   * It holds the session's lease meanwhile, and its append carries the lease's fence, as a
+   * step's do (H28).
+   *
+   * @throws when the session's lease stayed taken, or the lease was lost: the run is left as it
+   *   is (the worker that holds the session goes on with it).
    */
   const endFailedRun = async (data: StepJobData, cause: string): Promise<void> => {
     const { runId, sessionId, step } = data;
@@ -749,19 +902,31 @@ export function createRunWorker<TContext = unknown>(
       const state = await client.hget(keys.run(runId), "state");
       if (state === "interrupted" || state === "aborted") return;
     }
-    let result: SDKResultMessage;
-    try {
-      result = await endRun({ store, sessionId, runId, errors: [cause] });
-    } catch (endError) {
-      const message = `${cause}. Ending the run in its session store failed too: ${(endError as Error).message}`;
-      await publish(runId, [{ kind: "failed", code: "run_failed", message }]);
-      await markEnded(runId, "failed");
-      await afterRunEnded(runId, sessionId, { text: message, isError: true });
-      return;
+    const lease = await leaseToEnd(sessionId);
+    if (lease === undefined) {
+      throw new Error(
+        `Run ${JSON.stringify(runId)} could not be ended as failed (${cause}): the lease on session ${JSON.stringify(sessionId)} stayed taken by another step for ${2 * leaseMs} ms. The run is left as it is; the step that holds the session goes on with it.`,
+      );
     }
-    await publish(runId, [{ kind: "message", message: result }]);
-    await markEnded(runId, "ended");
-    await afterRunEnded(runId, sessionId, resultText(data.agentName, result));
+    try {
+      let result: SDKResultMessage;
+      try {
+        result = await endRun({ store, sessionId, runId, errors: [cause], lease });
+      } catch (endError) {
+        // Fenced off: a newer lease holder goes on with the run, which must not end here.
+        if (endError instanceof SessionFencedError) throw endError;
+        const message = `${cause}. Ending the run in its session store failed too: ${(endError as Error).message}`;
+        await publish(runId, [{ kind: "failed", code: "run_failed", message }], lease);
+        await markEnded(runId, "failed", lease);
+        await afterRunEnded(runId, sessionId, { text: message, isError: true });
+        return;
+      }
+      await publish(runId, [{ kind: "message", message: result }], lease);
+      await markEnded(runId, "ended", lease);
+      await afterRunEnded(runId, sessionId, resultText(data.agentName, result));
+    } finally {
+      await lease.release().catch(reportError);
+    }
   };
   const failureCause = (data: StepJobData, attempts: number, error: Error): string =>
     `Step ${data.step ?? "(resume)"} of run ${data.runId} failed ${attempts} time(s); the last error: ${error.message}`;
@@ -798,6 +963,9 @@ export function createRunWorker<TContext = unknown>(
     lockDuration: lockDurationMs,
     stalledInterval: stalledIntervalMs,
     maxStalledCount: 3,
+    // An idle worker waits for jobs no longer than it waits between looks for stalled jobs
+    // (BullMQ's 5 s at most): a step it finds stalled is taken over soon after, not 5 s later.
+    drainDelay: Math.min(5, Math.max(1, Math.ceil(stalledIntervalMs / 1_000))),
   });
   worker.on("error", reportError);
   /** The failure handlers in progress: close() waits for them before closing Redis. */

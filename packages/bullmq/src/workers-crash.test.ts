@@ -1,114 +1,73 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import type { ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { createScriptedModelServer, type ScriptedModelServer } from "@lattice/providers/testing";
 import { postgresSessionStore } from "@lattice/store-postgres";
-import {
-  type PostgresServer,
-  type RedisServer,
-  startPostgres,
-  startRedis,
-} from "@lattice/test-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWorkerProcess } from "./fixtures/start-worker-process.js";
+import { startWorkerServers, type WorkerServers } from "./fixtures/worker-servers.js";
 import { createRunQueue } from "./index.js";
 
-const packageRoot = fileURLToPath(new URL("..", import.meta.url));
-let redis: RedisServer;
-let postgres: PostgresServer;
-let model: ScriptedModelServer;
-let folder: string;
-
+let servers: WorkerServers;
 beforeAll(async () => {
-  [redis, postgres] = await Promise.all([startRedis(), startPostgres()]);
-  folder = mkdtempSync(join(tmpdir(), "lattice-bullmq-crash-"));
   // "run N" → two work calls, then "done N".
-  model = await createScriptedModelServer({
-    respond: (request) => {
-      const messages = (request.body as { messages: { role: string; content: unknown }[] })
-        .messages;
-      const prompt = messages[0]!.content as string;
-      const n = prompt.split(" ")[1];
-      if (messages.length === 1) {
-        return {
-          content: ["a", "b"].map((item) => ({
-            type: "tool_use" as const,
-            id: `call_${n}_${item}`,
-            name: "work",
-            input: { item },
-          })),
-        };
-      }
-      return { content: [{ type: "text", text: `done ${n}` }] };
-    },
-  });
+  servers = await startWorkerServers("lattice-bullmq-crash-", (n) =>
+    ["a", "b"].map((item) => ({ id: `call_${n}_${item}`, name: "work", input: { item } })),
+  );
 }, 60_000);
-
-afterAll(async () => {
-  await model?.close();
-  await Promise.all([redis?.stop(), postgres?.stop()]);
-  rmSync(folder, { recursive: true, force: true });
-});
+afterAll(() => servers?.stop());
 
 function startWorker(
   queueName: string,
   store: string,
   record: string,
   crash = "",
+  delayMs?: number,
 ): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=@lattice/source",
-      "--import",
-      "tsx",
-      "src/fixtures/worker-process.ts",
-      redis.url,
-      queueName,
-      store,
-      model.anthropicBaseURL,
-      record,
-      "40",
-      crash,
-    ],
-    { cwd: packageRoot, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("ready")) resolve(child);
-    });
-    child.on("exit", (code) => reject(new Error(`worker exited with ${code}: ${stderr}`)));
+  return startWorkerProcess({
+    redisUrl: servers.redis.url,
+    queueName,
+    store,
+    modelURL: servers.model.anthropicBaseURL,
+    record,
+    crash,
+    ...(delayMs === undefined ? {} : { delayMs }),
   });
 }
 
 describe("workers in separate processes", () => {
   it("D11, D5: 3 worker processes, 200 runs, one SIGKILLed mid-run: every run finishes right, and no call whose result was logged runs again", async () => {
-    const store = postgresSessionStore({ connectionString: postgres.connectionString });
+    const store = postgresSessionStore({ connectionString: servers.postgres.connectionString });
     await store.migrate();
-    const record = join(folder, "record.log");
+    const record = join(servers.folder, "record.log");
     writeFileSync(record, "");
     const queueName = "crash";
+    // The victim's calls take longer (300 ms), so that when it is killed some are in flight.
     const workers = await Promise.all(
-      [0, 1, 2].map(() => startWorker(queueName, postgres.connectionString, record)),
+      [300, undefined, undefined].map((delayMs) =>
+        startWorker(queueName, servers.postgres.connectionString, record, "", delayMs),
+      ),
     );
     const victim = workers[0]!;
-    const queue = createRunQueue({ connection: redis.url, name: queueName });
+    const queue = createRunQueue({ connection: servers.redis.url, name: queueName });
     try {
       const runs = [];
       for (let n = 0; n < 200; n++) {
         runs.push(await queue.enqueue("worker", `run ${n}`, { sessionId: `session-${n}` }));
       }
-      // Kill one worker once it is busy: some of its calls have started, some have ended.
+      // Kill one worker once it is busy: some of its calls have ended, and some are in flight
+      // (started, not ended) — checked on the record just before the kill, within its 300 ms.
       const lines = () => readFileSync(record, "utf8").split("\n").filter(Boolean);
-      for (let tries = 0; tries < 600; tries++) {
-        const mine = lines().filter((line) => line.startsWith(`${victim.pid} end`)).length;
-        if (mine >= 20) break;
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let tries = 0; tries < 1500; tries++) {
+        const ended = new Set<string>();
+        const started: string[] = [];
+        for (const line of lines()) {
+          const [pid, what, call] = line.split(" ");
+          if (pid !== String(victim.pid)) continue;
+          if (what === "end") ended.add(call!);
+          else if (what === "start") started.push(call!);
+        }
+        if (ended.size >= 10 && started.some((call) => !ended.has(call))) break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
       }
       victim.kill("SIGKILL");
       await new Promise((resolve) => victim.once("exit", resolve));
@@ -161,16 +120,16 @@ describe("workers in separate processes", () => {
   }, 180_000);
 
   it("D5: a worker killed between storing a step and publishing its messages: events() still gives every message", async () => {
-    const record = join(folder, "record-publish.log");
+    const record = join(servers.folder, "record-publish.log");
     writeFileSync(record, "");
     const queueName = "publish-crash";
-    const dying = await startWorker(queueName, redis.url, record, "die-after-reply");
-    const queue = createRunQueue({ connection: redis.url, name: queueName });
+    const dying = await startWorker(queueName, servers.redis.url, record, "die-after-reply");
+    const queue = createRunQueue({ connection: servers.redis.url, name: queueName });
     let other: ChildProcess | undefined;
     try {
       const { runId } = await queue.enqueue("worker", "run 7");
       await new Promise((resolve) => dying.once("exit", resolve));
-      other = await startWorker(queueName, redis.url, record);
+      other = await startWorker(queueName, servers.redis.url, record);
       const result = await queue.result(runId, { timeoutMs: 30_000 });
       expect(result).toMatchObject({ subtype: "success", result: "done 7" });
       const types: string[] = [];
