@@ -21,13 +21,21 @@ export const ATTR_GEN_AI_PROVIDER_NAME = "gen_ai.provider.name";
 export const ATTR_GEN_AI_REQUEST_MODEL = "gen_ai.request.model";
 /** `gen_ai.request.max_tokens`: the request's output token limit. */
 export const ATTR_GEN_AI_REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens";
-/** `gen_ai.response.id`: the provider's id of the response (Lattice's `requestId`). */
+/**
+ * `gen_ai.response.id`: the provider's id of the reply (`msg_…` on Anthropic, `chatcmpl-…` on
+ * OpenAI-compatible APIs; the trace event's `responseId`). Not the HTTP request id, which is
+ * {@link ATTR_LATTICE_PROVIDER_REQUEST_ID}.
+ */
 export const ATTR_GEN_AI_RESPONSE_ID = "gen_ai.response.id";
-/** `gen_ai.response.model`: the model that answered. */
+/** `gen_ai.response.model`: the model named in the reply (the trace event's `responseModel`). */
 export const ATTR_GEN_AI_RESPONSE_MODEL = "gen_ai.response.model";
 /** `gen_ai.response.finish_reasons`: why the model stopped, one per choice (Lattice has one). */
 export const ATTR_GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons";
-/** `gen_ai.usage.input_tokens`: input tokens, the cached ones not included (Lattice's count). */
+/**
+ * `gen_ai.usage.input_tokens`: every input token, cached ones included, as the conventions ask:
+ * Lattice's `inputTokens + cacheReadInputTokens + cacheCreationInputTokens` (Lattice's
+ * `inputTokens` leaves the cached ones out, on every provider).
+ */
 export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens";
 /** `gen_ai.usage.output_tokens`: output tokens. */
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens";
@@ -90,9 +98,18 @@ export const ATTR_LATTICE_MODEL_MESSAGE_COUNT = "lattice.model.message_count";
 export const ATTR_LATTICE_MODEL_RETRIES = "lattice.model.retries";
 /** `lattice.model.tool_calls`: how many tool calls the reply holds. */
 export const ATTR_LATTICE_MODEL_TOOL_CALLS = "lattice.model.tool_calls";
+/**
+ * `lattice.provider.request_id`: the HTTP request id the API sent (`request-id` or
+ * `x-request-id` header), for support tickets; the trace event's `requestId`.
+ */
+export const ATTR_LATTICE_PROVIDER_REQUEST_ID = "lattice.provider.request_id";
 /** `lattice.tool.kind`: the tool's kind: `"tool"`, `"agent_tool"`, `"builtin"` or `"mcp"`. */
 export const ATTR_LATTICE_TOOL_KIND = "lattice.tool.kind";
-/** `lattice.tool.queued_ms`: how long the call waited in the batch before its handler started. */
+/**
+ * `lattice.tool.queued_ms`: how long the call waited in the batch before its span started: until
+ * its handler started, or, for a call that never ran (refused, denied, unknown tool, invalid
+ * input, cancelled), until Lattice settled it.
+ */
 export const ATTR_LATTICE_TOOL_QUEUED_MS = "lattice.tool.queued_ms";
 /** `lattice.tool.duration_ms`: the handler's running time (0 when no handler ran). */
 export const ATTR_LATTICE_TOOL_DURATION_MS = "lattice.tool.duration_ms";
@@ -133,10 +150,14 @@ export const EVENT_LATTICE_BATCH_PLANNED = "lattice.batch.planned";
 /**
  * A call's handler started (on the `execute_tool` span).
  *
- * @deprecated No longer recorded: the handler started `lattice.tool.queued_ms` after the
- *   call's span did.
+ * @deprecated No longer recorded: the `execute_tool` span starts when the handler starts.
  */
 export const EVENT_LATTICE_TOOL_STARTED = "lattice.tool.started";
+/**
+ * The call was queued (on the `execute_tool` span, at the queue time, before the span's start
+ * by `lattice.tool.queued_ms`): the span covers the handler's run, this event the wait before it.
+ */
+export const EVENT_LATTICE_TOOL_QUEUED = "lattice.tool.queued";
 /** A running call reported progress (on the `execute_tool` span). */
 export const EVENT_LATTICE_TOOL_PROGRESS = "lattice.tool.progress";
 /** A handler given up on (timed out, abandoned) settled after all (on the run's span). */

@@ -11,6 +11,7 @@ import {
   ATTR_GEN_AI_REQUEST_MAX_TOKENS,
   ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
   ATTR_GEN_AI_RESPONSE_ID,
+  ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
@@ -19,6 +20,7 @@ import {
   ATTR_LATTICE_MODEL_MESSAGE_COUNT,
   ATTR_LATTICE_MODEL_RETRIES,
   ATTR_LATTICE_MODEL_TOOL_CALLS,
+  ATTR_LATTICE_PROVIDER_REQUEST_ID,
   ATTR_LATTICE_TURN,
 } from "./attribute-names.js";
 import { epochMillis } from "./epoch-millis.js";
@@ -120,7 +122,11 @@ export class ChatSpan implements Ending {
     if (reply !== undefined) {
       const usage = reply.usage;
       span.setAttribute(ATTR_GEN_AI_RESPONSE_FINISH_REASONS, [reply.stopReason]);
-      span.setAttribute(ATTR_GEN_AI_USAGE_INPUT_TOKENS, usage.inputTokens);
+      // Every input token, the cached ones included (Lattice's inputTokens leaves them out).
+      span.setAttribute(
+        ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+        usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens,
+      );
       span.setAttribute(ATTR_GEN_AI_USAGE_OUTPUT_TOKENS, usage.outputTokens);
       span.setAttribute(ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cacheReadInputTokens);
       span.setAttribute(
@@ -129,8 +135,12 @@ export class ChatSpan implements Ending {
       );
       span.setAttribute(ATTR_LATTICE_MODEL_RETRIES, reply.retries);
       span.setAttribute(ATTR_LATTICE_MODEL_TOOL_CALLS, reply.toolCalls);
+      if (reply.responseId !== undefined)
+        span.setAttribute(ATTR_GEN_AI_RESPONSE_ID, reply.responseId);
+      if (reply.responseModel !== undefined)
+        span.setAttribute(ATTR_GEN_AI_RESPONSE_MODEL, reply.responseModel);
       if (reply.requestId !== undefined)
-        span.setAttribute(ATTR_GEN_AI_RESPONSE_ID, reply.requestId);
+        span.setAttribute(ATTR_LATTICE_PROVIDER_REQUEST_ID, reply.requestId);
     } else if (failure !== undefined) {
       const status = failure.status;
       if (status !== undefined) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);

@@ -94,11 +94,9 @@ export class RunSpans {
   handle(event: TraceEvent): boolean {
     // The per-call events first: they are most of a run's events.
     switch (event.type) {
-      case "tool_call_started": {
-        const tool = this.callOf(event.index, event.id);
-        tool?.handlerStarted(event.time, event.inFlight);
+      case "tool_call_started":
+        this.toolStarted(event);
         return false;
-      }
       case "tool_call_finished":
         this.toolFinished(event);
         return false;
@@ -308,6 +306,13 @@ export class RunSpans {
     if (previous !== undefined) this.keepEarlier(previous);
     this.batch[index] = tool;
     this.byId?.set(tool.id, tool);
+    // The span starts when the handler does (O2a), or, if it never does, when the call ends.
+  }
+
+  private toolStarted(event: EventOf<"tool_call_started">): void {
+    const tool = this.callOf(event.index, event.id);
+    if (tool === undefined) return;
+    tool.handlerStarted(event.time, event.inFlight);
     // An agent tool's span starts now: its child run starts under it before the turn ends.
     if (tool.shared) {
       tool.start();
@@ -395,12 +400,9 @@ export class RunSpans {
       attributes[ATTR_ERROR_TYPE] = "hook_error";
       attributes["lattice.hook.error"] = event.error;
     }
-    const time = epochMillis(event.time);
-    (this.openTool(event.toolUseId)?.span ?? this.span).addEvent(
-      EVENT_LATTICE_HOOK,
-      attributes,
-      time,
-    );
+    const tool = this.openTool(event.toolUseId);
+    if (tool !== undefined) tool.addEvent(EVENT_LATTICE_HOOK, attributes, event.time);
+    else this.span.addEvent(EVENT_LATTICE_HOOK, attributes, epochMillis(event.time));
   }
 
   private toolProgress(event: EventOf<"tool_progress">): void {
@@ -411,11 +413,10 @@ export class RunSpans {
     if (this.settings.recordContent && event.message !== undefined) {
       attributes["lattice.progress.message"] = event.message;
     }
-    tool.span.addEvent(EVENT_LATTICE_TOOL_PROGRESS, attributes, epochMillis(event.time));
+    tool.addEvent(EVENT_LATTICE_TOOL_PROGRESS, attributes, event.time);
   }
 
   private approvalRequested(event: EventOf<"approval_requested">): void {
-    const time = epochMillis(event.time);
     // The approval ids are left out on purpose: whoever holds one can decide the call.
     for (const approval of event.approvals) {
       const attributes: Attributes = {
@@ -425,8 +426,11 @@ export class RunSpans {
       if (this.settings.recordContent) {
         attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] = JSON.stringify(approval.input);
       }
-      const target = this.openTool(approval.toolUseId)?.span ?? this.span;
-      target.addEvent(EVENT_LATTICE_APPROVAL_REQUESTED, attributes, time);
+      const tool = this.openTool(approval.toolUseId);
+      if (tool !== undefined)
+        tool.addEvent(EVENT_LATTICE_APPROVAL_REQUESTED, attributes, event.time);
+      else
+        this.span.addEvent(EVENT_LATTICE_APPROVAL_REQUESTED, attributes, epochMillis(event.time));
     }
   }
 
@@ -437,7 +441,8 @@ export class RunSpans {
     this.span.setAttributes({
       [ATTR_LATTICE_RUN_SUBTYPE]: event.subtype,
       [ATTR_LATTICE_RUN_NUM_TURNS]: event.numTurns,
-      [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: usage.inputTokens,
+      [ATTR_GEN_AI_USAGE_INPUT_TOKENS]:
+        usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens,
       [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: usage.outputTokens,
       [ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]: usage.cacheReadInputTokens,
       [ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS]: usage.cacheCreationInputTokens,

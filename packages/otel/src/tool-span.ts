@@ -1,4 +1,10 @@
-import { type Context, type Span, SpanKind, type Tracer } from "@opentelemetry/api";
+import {
+  type Attributes,
+  type Context,
+  type Span,
+  SpanKind,
+  type Tracer,
+} from "@opentelemetry/api";
 import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_TOOL_CALL_ID,
@@ -15,6 +21,7 @@ import {
   ATTR_LATTICE_TOOL_QUEUED_MS,
   ATTR_LATTICE_TOOL_STATUS,
   ATTR_LATTICE_TURN,
+  EVENT_LATTICE_TOOL_QUEUED,
   GEN_AI_OPERATION_EXECUTE_TOOL,
 } from "./attribute-names.js";
 import { epochMillis } from "./epoch-millis.js";
@@ -44,13 +51,27 @@ interface ToolEnd {
   readonly cutBy?: string | undefined;
 }
 
+/** A span event that came before the span started: added when it starts. */
+interface EarlyEvent {
+  readonly name: string;
+  readonly attributes: Attributes;
+  readonly time: number;
+}
+
 /**
- * A call's `execute_tool` span. It starts (at the time the call was queued, with the
- * attributes a sampler may look at) with the other spans of the event loop's turn, or at once
- * when something needs it (a child run, a hook's event). What the call's later events say
- * (the plan, the start, the result) is kept in plain fields and set on the span as it ends, in
- * the order the events came: a processor reads a span's attributes when it ends, and the
- * SDK's work runs in one pass with the turn's other spans (see `SpanEnds`). Internal.
+ * A call's `execute_tool` span (O2a). It covers the handler's run: it starts at the time the
+ * handler started (with the attributes a sampler may look at), with the other spans of the
+ * event loop's turn, or at once when something needs it (a child run); the wait before is
+ * `lattice.tool.queued_ms`, and a `lattice.tool.queued` event at the queue time. A call whose
+ * handler never started (refused, denied, an unknown tool, an invalid input, cancelled, waiting
+ * for an approval when the run paused) gets a span of no length at the time Lattice settled it.
+ * Events about the call that come before its span starts (a `beforeToolCall` hook, an approval
+ * request) are kept and added when it does, at their own times.
+ *
+ * What the call's later events say (the plan, the start, the result) is kept in plain fields
+ * and set on the span as it ends, in the order the events came: a processor reads a span's
+ * attributes when it ends, and the SDK's work runs in one pass with the turn's other spans
+ * (see `SpanEnds`). Internal.
  */
 export class ToolSpan implements Ending {
   /** The call's tool_use id. */
@@ -70,6 +91,10 @@ export class ToolSpan implements Ending {
   /** When the handler started (monotonic). */
   private startedAt: number | undefined;
   private inFlight = 0;
+  /** When the span started (monotonic). */
+  private startTime: number;
+  /** Events that came before the span started. */
+  private early: EarlyEvent[] | undefined;
   private ending: ToolEnd | undefined;
   private started: Span | undefined;
   private ended = false;
@@ -97,6 +122,7 @@ export class ToolSpan implements Ending {
     this.turn = event.turn;
     this.index = event.index;
     this.queuedAt = event.time;
+    this.startTime = event.time;
     this.parent = parent;
     this.shared = event.kind === "agent_tool";
   }
@@ -114,6 +140,17 @@ export class ToolSpan implements Ending {
     this.inFlight = inFlight;
   }
 
+  /** Adds an event at `time` (monotonic) to the span, or, until it starts, keeps it for then. */
+  addEvent(name: string, attributes: Attributes, time: number): void {
+    const started = this.started;
+    if (started !== undefined) {
+      started.addEvent(name, attributes, epochMillis(time));
+      return;
+    }
+    if (this.early === undefined) this.early = [];
+    this.early.push({ name, attributes, time });
+  }
+
   /** The call finished (or the run's end cut it): the span ends with the turn's others. */
   finished(ending: ToolEnd): void {
     // The first ending stands: the run's end does not overwrite a call's own.
@@ -125,14 +162,19 @@ export class ToolSpan implements Ending {
     return this.start();
   }
 
-  /** Starts the span now, if it has not started yet. */
+  /**
+   * Starts the span now, if it has not started yet: at the handler's start, or, for a call
+   * that never ran, at its end (or, asked for before either, at the queue time).
+   */
   start(): Span {
     if (this.started !== undefined) return this.started;
+    const startTime = this.startedAt ?? this.ending?.time ?? this.queuedAt;
+    this.startTime = startTime;
     const span = this.tracer.startSpan(
       this.spanName,
       {
         kind: SpanKind.INTERNAL,
-        startTime: epochMillis(this.queuedAt),
+        startTime: epochMillis(startTime),
         attributes: {
           [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_EXECUTE_TOOL,
           [ATTR_GEN_AI_TOOL_NAME]: this.name,
@@ -141,6 +183,13 @@ export class ToolSpan implements Ending {
       this.parent,
     );
     this.started = span;
+    span.addEvent(EVENT_LATTICE_TOOL_QUEUED, epochMillis(this.queuedAt));
+    const early = this.early;
+    if (early !== undefined) {
+      this.early = undefined;
+      for (const event of early)
+        span.addEvent(event.name, event.attributes, epochMillis(event.time));
+    }
     return span;
   }
 
@@ -159,10 +208,10 @@ export class ToolSpan implements Ending {
       span.setAttribute(ATTR_LATTICE_BATCH_RUN_INDEX, this.runIndex);
       span.setAttribute(ATTR_LATTICE_BATCH_PLAN, this.plan);
     }
-    if (this.startedAt !== undefined) {
-      span.setAttribute(ATTR_LATTICE_TOOL_QUEUED_MS, this.startedAt - this.queuedAt);
-      span.setAttribute(ATTR_LATTICE_TOOL_IN_FLIGHT, this.inFlight);
-    }
+    // The wait before the span: until the handler started, or (a call that never ran) until
+    // Lattice settled it.
+    span.setAttribute(ATTR_LATTICE_TOOL_QUEUED_MS, this.startTime - this.queuedAt);
+    if (this.startedAt !== undefined) span.setAttribute(ATTR_LATTICE_TOOL_IN_FLIGHT, this.inFlight);
     const status = ending.status;
     span.setAttribute(ATTR_LATTICE_TOOL_STATUS, status);
     if (ending.cutBy !== undefined) {
