@@ -24,15 +24,14 @@ afterEach(async () => {
 });
 
 describe("defining a tool (T1–T4, T34)", () => {
-  it("T1, T2, T34: the calculator runs on DeepSeek's Anthropic endpoint as written", async () => {
+  it("T1, T2, T34, H29: the calculator runs on DeepSeek's Anthropic endpoint as written", async () => {
     const calculator = tool(
       "calculator",
-      "Evaluate a simple arithmetic expression",
-      z.object({
-        expr: z.string(),
-      }),
-      async (input) => {
-        return { content: String(Function(`return ${input.expr}`)()) };
+      "Apply an arithmetic operator to two numbers",
+      z.object({ a: z.number(), op: z.enum(["+", "-", "*", "/"]), b: z.number() }),
+      async ({ a, op, b }) => {
+        const value = op === "+" ? a + b : op === "-" ? a - b : op === "*" ? a * b : a / b;
+        return { content: String(value) };
       },
     );
 
@@ -46,7 +45,12 @@ describe("defining a tool (T1–T4, T34)", () => {
     server.enqueue(
       {
         content: [
-          { type: "tool_use", id: "toolu_calc", name: "calculator", input: { expr: "6*7" } },
+          {
+            type: "tool_use",
+            id: "toolu_calc",
+            name: "calculator",
+            input: { a: 6, op: "*", b: 7 },
+          },
         ],
       },
       { content: [{ type: "text", text: "6 * 7 = 42" }] },
@@ -70,11 +74,15 @@ describe("defining a tool (T1–T4, T34)", () => {
     expect(first.tools).toEqual([
       {
         name: "calculator",
-        description: "Evaluate a simple arithmetic expression",
+        description: "Apply an arithmetic operator to two numbers",
         input_schema: {
           type: "object",
-          properties: { expr: { type: "string" } },
-          required: ["expr"],
+          properties: {
+            a: { type: "number" },
+            op: { type: "string", enum: ["+", "-", "*", "/"] },
+            b: { type: "number" },
+          },
+          required: ["a", "op", "b"],
         },
       },
     ]);
@@ -93,19 +101,25 @@ describe("defining a tool (T1–T4, T34)", () => {
   it("T3, T6: invalid input and a throwing handler become is_error results the model can act on", async () => {
     const calculator = tool(
       "calculator",
-      "Evaluate a simple arithmetic expression",
-      z.object({ expr: z.string() }),
-      async (input) => {
-        if (input.expr.includes("/0")) throw new Error("division by zero");
-        return { content: String(Function(`return ${input.expr}`)()) };
+      "Apply an arithmetic operator to two numbers",
+      z.object({ a: z.number(), op: z.enum(["+", "-", "*", "/"]), b: z.number() }),
+      async ({ a, op, b }) => {
+        if (op === "/" && b === 0) throw new Error("division by zero");
+        const value = op === "+" ? a + b : op === "-" ? a - b : op === "*" ? a * b : a / b;
+        return { content: String(value) };
       },
     );
     const agent = createAgent({ model: "claude-sonnet-4-6", tools: [calculator] });
     server.enqueue(
       {
         content: [
-          { type: "tool_use", id: "bad_input", name: "calculator", input: { expression: "1+1" } },
-          { type: "tool_use", id: "throws", name: "calculator", input: { expr: "1/0" } },
+          {
+            type: "tool_use",
+            id: "bad_input",
+            name: "calculator",
+            input: { a: 1, op: "process.exit()", b: 1 },
+          },
+          { type: "tool_use", id: "throws", name: "calculator", input: { a: 1, op: "/", b: 0 } },
         ],
       },
       { content: [{ type: "text", text: "I could not compute that." }] },
@@ -123,7 +137,7 @@ describe("defining a tool (T1–T4, T34)", () => {
     }>;
     expect(results[0]).toMatchObject({ tool_use_id: "bad_input", is_error: true });
     expect(results[0]?.content[0]?.text).toContain(
-      "- expr: Invalid input: expected string, received undefined",
+      '- op: Invalid option: expected one of "+"|"-"|"*"|"/"',
     );
     expect(results[1]).toMatchObject({
       tool_use_id: "throws",

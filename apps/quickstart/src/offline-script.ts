@@ -17,7 +17,7 @@ export function offlineTurn(request: RecordedRequest): ScriptedTurn {
           { type: "tool_use", name: "search", input: { query: "pricing" } },
           { type: "tool_use", name: "search", input: { query: "limits" } },
           { type: "tool_use", name: "search", input: { query: "regions" } },
-          { type: "tool_use", name: "calculator", input: { expr: "12 * 8" } },
+          { type: "tool_use", name: "calculator", input: { a: 12, op: "*", b: 8 } },
         ],
       };
     case 2:

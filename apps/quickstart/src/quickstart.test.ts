@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { expect, it } from "vitest";
 import { runQuickstart } from "./quickstart.js";
 
@@ -30,4 +31,21 @@ it("runs the product page's examples offline: parallel search, policy refusal, e
     .filter((line) => /[▶■] search/.test(line))
     .map((line) => (line.includes("▶") ? "start" : "end"));
   expect(order.slice(0, 3)).toEqual(["start", "start", "start"]);
+});
+
+it("H29: the calculator applies an operator to two numbers; no text the model sends is run as code", async () => {
+  const { calculator } = await import("./tools.js");
+  const context = { signal: new AbortController().signal, toolUseId: "t1", toolName: "calculator" };
+  expect(await calculator.handler({ a: 12, op: "*", b: 8 } as never, context)).toEqual({
+    content: "96",
+  });
+  expect(await calculator.handler({ a: 7, op: "/", b: 2 } as never, context)).toEqual({
+    content: "3.5",
+  });
+  // An expression is not an input it takes: the model sends numbers and an operator.
+  const refused = await calculator.schema["~standard"].validate({ expr: "(1).constructor" });
+  expect("issues" in refused && refused.issues !== undefined).toBe(true);
+  // Nothing in the app's tools evaluates text.
+  const source = readFileSync(new URL("./tools.ts", import.meta.url), "utf8");
+  expect(source).not.toMatch(/(?<![\w$.])(?:Function|eval)\s*\(/);
 });

@@ -1,15 +1,18 @@
 import { tool } from "agent-lattice";
 import { z } from "zod/v4";
 
-/** The product page's calculator. */
+/**
+ * The product page's calculator: an operator applied to two numbers. The model sends numbers
+ * and an operator from a fixed list, never an expression to evaluate, so no text the model
+ * sends is run as code (H29).
+ */
 export const calculator = tool(
   "calculator",
-  "Evaluate a simple arithmetic expression",
-  z.object({
-    expr: z.string().regex(/^[\d\s+\-*/().]+$/, "digits, spaces and + - * / ( ) only"),
-  }),
-  async (input) => {
-    return { content: String(Function(`return ${input.expr}`)()) };
+  "Apply an arithmetic operator to two numbers",
+  z.object({ a: z.number(), op: z.enum(["+", "-", "*", "/"]), b: z.number() }),
+  async ({ a, op, b }) => {
+    const value = op === "+" ? a + b : op === "-" ? a - b : op === "*" ? a * b : a / b;
+    return { content: String(value) };
   },
 );
 

@@ -1,6 +1,6 @@
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { APICallError, LoadAPIKeyError } from "@ai-sdk/provider";
-import type { ModelStreamEvent } from "@lattice/providers";
+import { type ModelStreamEvent, ProviderError } from "@lattice/providers";
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { fromAiSdk } from "./index.js";
@@ -211,4 +211,189 @@ describe("fromAiSdk: errors, retries, abort and timeouts", () => {
     );
     expect(error.code).toBe("provider_timeout");
   });
+});
+
+describe("fromAiSdk: a model object that answers something malformed (H27)", () => {
+  const label = 'AI SDK model "acme-1" (acme.chat)';
+
+  /** The failure of one streamed call whose `doStream` resolves to `answer`. */
+  const streamed = (answer: () => unknown) =>
+    failure(
+      fromAiSdk(
+        new MockLanguageModelV3({
+          provider: "acme.chat",
+          modelId: "acme-1",
+          doStream: async () => answer() as never,
+        }),
+        { maxRetries: 0 },
+      ).stream(request()),
+    );
+
+  const expectMalformed = (error: unknown, field: string) => {
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({
+      name: "ProviderError",
+      code: "provider_malformed_response",
+      retryable: false,
+    });
+    const message = (error as Error).message;
+    expect(message).toContain(label);
+    expect(message).toContain(field);
+    expect(message).not.toMatch(/TypeError|Cannot read|is not a function|is not iterable/);
+  };
+
+  it.each([
+    ["{ stream: null }", () => ({ stream: null }), '"stream"'],
+    ["nothing", () => undefined, '"stream"'],
+    ["a stream that is not a ReadableStream", () => ({ stream: { parts: [] } }), '"stream"'],
+  ])(
+    "H27: doStream() resolving to %s ends with a ProviderError naming the model and the field",
+    async (_, answer, field) => {
+      expectMalformed(await streamed(answer), field);
+    },
+  );
+
+  const partsOf =
+    (...parts: unknown[]) =>
+    () => ({
+      stream: convertArrayToReadableStream(parts as LanguageModelV3StreamPart[]),
+    });
+
+  it.each([
+    ["null", [null], "stream part 0"],
+    ["a number", [42], "stream part 0"],
+    ["an object without a type", [{ id: "t", delta: "x" }], '"type"'],
+    ["a text-delta without its delta", [{ type: "text-delta", id: "t" }], '"delta"'],
+    ["a text-delta without its id", [{ type: "text-delta", delta: "hi" }], '"id"'],
+    [
+      "a tool-input-start without its toolName",
+      [{ type: "tool-input-start", id: "c1" }],
+      '"toolName"',
+    ],
+    [
+      "a tool-call without its toolCallId",
+      [{ type: "tool-call", toolName: "lookup", input: "{}" }],
+      '"toolCallId"',
+    ],
+    ["a file without its mediaType", [{ type: "file", data: "AQID" }], '"mediaType"'],
+    [
+      "a finish without its usage",
+      [{ type: "finish", finishReason: { unified: "stop" } }],
+      '"usage"',
+    ],
+    [
+      "a finish without its finishReason",
+      [{ type: "finish", usage: usage(1, 1) }],
+      '"finishReason"',
+    ],
+  ])(
+    "H27: a stream part that is %s ends with a ProviderError naming the model and the field",
+    async (_, parts, field) => {
+      expectMalformed(await streamed(partsOf(...parts)), field);
+    },
+  );
+
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  it.each([
+    ["a cyclic object", cyclic],
+    ["an object holding a BigInt", { a: 1n }],
+  ])(
+    "H27: a streamed tool-call whose input is %s (JSON cannot take it) ends with a ProviderError naming the model and the field",
+    async (_, input) => {
+      for (const parts of [
+        [{ type: "tool-call", toolCallId: "c1", toolName: "lookup", input }, finish("tool-calls")],
+        [
+          { type: "tool-input-start", id: "c1", toolName: "lookup" },
+          { type: "tool-call", toolCallId: "c1", toolName: "lookup", input },
+          finish("tool-calls"),
+        ],
+      ]) {
+        expectMalformed(await streamed(partsOf(...parts)), '"input"');
+      }
+    },
+  );
+
+  it("H27: a stream reader whose read() resolves to null ends with a ProviderError naming the model", async () => {
+    const error = await streamed(() => ({
+      stream: {
+        getReader: () => ({ read: async () => null, cancel: async () => {} }),
+      },
+    }));
+    expectMalformed(error, "read()");
+  });
+
+  it("H27: a stream part of a type the bridge does not know is skipped, as newer parts are", async () => {
+    const events = await collect(
+      fromAiSdk(
+        new MockLanguageModelV3({
+          doStream: async () =>
+            partsOf(
+              { type: "some-future-part", anything: 1 },
+              { type: "text-delta", id: "t", delta: "ok" },
+              finish("stop"),
+            )() as never,
+        }),
+      ).stream(request()),
+    );
+    expect(responseOf(events).message.content).toEqual([{ type: "text", text: "ok" }]);
+  });
+
+  const generated = (result: unknown) =>
+    failure(
+      fromAiSdk(
+        new MockLanguageModelV3({
+          provider: "acme.chat",
+          modelId: "acme-1",
+          doGenerate: async () => result as never,
+        }),
+        { maxRetries: 0 },
+      ).stream(request({ stream: false })),
+    );
+  const complete = {
+    content: [{ type: "text", text: "hi" }],
+    finishReason: { unified: "stop", raw: "stop" },
+    usage: usage(1, 1),
+    warnings: [],
+  };
+
+  it.each([
+    ["nothing", undefined, "doGenerate()"],
+    ["no content", { ...complete, content: undefined }, '"content"'],
+    ["no finishReason", { ...complete, finishReason: undefined }, '"finishReason"'],
+    ["no usage", { ...complete, usage: undefined }, '"usage"'],
+    ["a content part that is null", { ...complete, content: [null] }, "content part 0"],
+    ["a text part without its text", { ...complete, content: [{ type: "text" }] }, '"text"'],
+    [
+      "a tool-call without its toolName",
+      { ...complete, content: [{ type: "tool-call", toolCallId: "c1", input: "{}" }] },
+      '"toolName"',
+    ],
+    [
+      "a file without its mediaType",
+      { ...complete, content: [{ type: "file", data: "AQID" }] },
+      '"mediaType"',
+    ],
+    [
+      "a tool-call whose input holds a BigInt",
+      {
+        ...complete,
+        content: [{ type: "tool-call", toolCallId: "c1", toolName: "lookup", input: { a: 1n } }],
+      },
+      '"input"',
+    ],
+    [
+      "a tool-call whose input is cyclic",
+      {
+        ...complete,
+        content: [{ type: "tool-call", toolCallId: "c1", toolName: "lookup", input: cyclic }],
+      },
+      '"input"',
+    ],
+  ])(
+    "H27: doGenerate() answering %s ends with a ProviderError naming the model and the field",
+    async (_, result, field) => {
+      expectMalformed(await generated(result), field);
+    },
+  );
 });

@@ -20,6 +20,7 @@ import { providerExecutedCall, providerExecutedResult } from "./ai-sdk-opaque-pa
 import { toStopReason } from "./ai-sdk-stop-reason.js";
 import { toModelUsage } from "./ai-sdk-usage.js";
 import type { BridgeContext } from "./bridge-context.js";
+import { checkStreamPart, toolCallInputText } from "./check-model-answer.js";
 import { hasProviderMetadata, toBase64, withProviderMetadata } from "./provider-metadata.js";
 
 /** Any stream part of a V2 or V3 model. */
@@ -85,6 +86,8 @@ export class AiSdkStreamAssembler {
   /** Ids of provider-executed tool inputs, whose parts are skipped. */
   #skipped: Set<string> | undefined;
   #toolCalls = 0;
+  /** Parts handled so far. */
+  #count = 0;
   #started = false;
   #id: string | undefined;
   #model: string;
@@ -99,11 +102,14 @@ export class AiSdkStreamAssembler {
   }
 
   /**
-   * Handles one stream part.
+   * Handles one stream part, checked first: a part that is not an object with a string `type`,
+   * or one of a known type without a field the assembler reads, ends the call (H27).
    *
-   * @throws The part's error, for an `error` part (the caller maps it to a `ProviderError`).
+   * @throws The part's error, for an `error` part (the caller maps it to a `ProviderError`);
+   *   `ProviderError` `provider_malformed_response` for a malformed part.
    */
-  handle(part: AiSdkStreamPart): void {
+  handle(received: AiSdkStreamPart): void {
+    const part = checkStreamPart(received, this.#count++, this.#context);
     switch (part.type) {
       case "text-delta":
         this.#delta(part.id, "text", part.delta, part.providerMetadata);
@@ -299,21 +305,25 @@ export class AiSdkStreamAssembler {
 
   #toolCall(part: Extract<AiSdkStreamPart, { type: "tool-call" }>): void {
     const id = part.toolCallId;
+    // The input as JSON text: a value JSON cannot take ends the call here (H27).
+    const text = toolCallInputText(
+      part.input,
+      `sent stream part ${this.#count - 1}`,
+      this.#context,
+    );
     if (part.providerExecuted === true || this.#skipped?.has(id) === true) {
-      this.#opaque(providerExecutedCall(id, part.toolName, part.input, part.providerMetadata));
+      this.#opaque(providerExecutedCall(id, part.toolName, text, part.providerMetadata));
       return;
     }
     let open = this.#tools.get(id);
-    const input: unknown = part.input;
     if (open === undefined) {
       const position = this.#openBlock({ type: "tool_use", id, name: part.toolName });
       this.#toolCalls++;
       open = { position, name: part.toolName, input: "", metadata: undefined };
-      const text = typeof input === "string" ? input : JSON.stringify(input ?? {});
       if (text !== "")
         this.events.push({ type: "tool_input_delta", index: position, partialJson: text });
     }
-    this.#closeTool(id, open, input, part.providerMetadata ?? open.metadata);
+    this.#closeTool(id, open, text, part.providerMetadata ?? open.metadata);
   }
 
   #closeTool(

@@ -11,6 +11,7 @@ import {
   ProviderError,
 } from "@lattice/providers";
 import { abortError, retryDelay } from "@lattice/providers/internal";
+import { describeValue } from "@lattice/tools/internal";
 import { sleep } from "./abort-error.js";
 import { type FailurePhase, failureHeaders, toProviderError } from "./ai-sdk-provider-error.js";
 import {
@@ -21,6 +22,7 @@ import {
 } from "./ai-sdk-stream-assembler.js";
 import { AttemptControl } from "./attempt-control.js";
 import type { BridgeContext } from "./bridge-context.js";
+import { checkStreamResult, malformedAnswer, type StreamResult } from "./check-model-answer.js";
 import { decodeGenerateResult, type GenerateResult } from "./decode-generate-result.js";
 import {
   type AiSdkSpecificationVersion,
@@ -42,12 +44,6 @@ export interface BridgeSettings {
   readonly maxRetries: number;
   /** The longest wait for progress, in milliseconds. */
   readonly timeoutMs: number;
-}
-
-/** The stream result fields the bridge reads (V2 and V3 alike). */
-interface StreamResult {
-  readonly stream: ReadableStream<AiSdkStreamPart>;
-  readonly response?: { readonly headers?: SharedV3Headers };
 }
 
 /**
@@ -89,46 +85,64 @@ export async function* callAiSdkModel(
         throw failed(error, "call");
       }
       if (stream) {
-        let result: StreamResult;
-        const pending = model.doStream(options) as PromiseLike<StreamResult>;
+        let answer: unknown;
+        const pending = model.doStream(options) as PromiseLike<unknown>;
         try {
-          result = await Promise.race([pending, control.aborted()]);
+          answer = await Promise.race([pending, control.aborted()]);
         } catch (error) {
           if (!control.signal.aborted) throw failed(error, "call");
           // A model that ignored the abort may still hand over a stream: cancel it unread.
-          pending.then((late) => late.stream.cancel().catch(ignore), ignore);
+          pending.then((late) => cancelUnread(late), ignore);
           throw error;
         }
+        // A model object that breaks the contract ends in a ProviderError, not a TypeError (H27).
+        const result: StreamResult = checkStreamResult(answer, context);
         control.touch();
-        const reader = result.stream.getReader();
+        const reader = readerOf(result, context);
         control.onAbort = () => {
-          reader.cancel().catch(ignore);
+          Promise.resolve()
+            .then(() => reader.cancel())
+            .catch(ignore);
         };
         const assembler = new AiSdkStreamAssembler(context);
         const events = assembler.events;
-        for (;;) {
-          let chunk: ReadableStreamReadResult<AiSdkStreamPart>;
+        for (let index = 0; ; index++) {
+          let chunk: unknown;
           try {
             chunk = await reader.read();
           } catch (error) {
             throw control.signal.aborted ? error : failed(error, "read");
           }
           if (control.signal.aborted) throw control.signal.reason;
-          if (chunk.done) break;
+          if (chunk === null || typeof chunk !== "object") {
+            throw malformedAnswer(
+              context,
+              `answered doStream() with a "stream" whose read() resolved to ${describeValue(chunk)}, not a { done, value } result`,
+            );
+          }
+          const { done, value } = chunk as ReadableStreamReadResult<AiSdkStreamPart>;
+          if (done === true) break;
           control.touch();
           try {
-            assembler.handle(chunk.value);
+            assembler.handle(value as AiSdkStreamPart);
           } catch (error) {
-            throw error instanceof StreamErrorPart ? failed(error.error, "part") : error;
+            throw error instanceof StreamErrorPart
+              ? failed(error.error, "part")
+              : unreadable(error, context, `sent stream part ${index}`);
           }
           if (events.length > 0) {
             yielded = true;
-            for (let index = 0; index < events.length; index++) yield events[index]!;
+            for (let at = 0; at < events.length; at++) yield events[at]!;
             events.length = 0;
           }
         }
         completed = true;
-        const message = assembler.finish();
+        let message: AssembledMessage;
+        try {
+          message = assembler.finish();
+        } catch (error) {
+          throw unreadable(error, context, "ended its stream");
+        }
         for (let index = 0; index < events.length; index++) yield events[index]!;
         events.length = 0;
         yield {
@@ -214,6 +228,70 @@ function toResponse(
   const requestId = headers?.["request-id"] ?? headers?.["x-request-id"];
   if (requestId !== undefined) response.requestId = requestId;
   return response;
+}
+
+/**
+ * The reader of a checked `doStream()` answer's stream.
+ *
+ * @throws `ProviderError` `provider_malformed_response` when `getReader()` throws or gives
+ *   something without a `read()` method (H27).
+ */
+function readerOf(
+  result: StreamResult,
+  context: BridgeContext,
+): ReadableStreamDefaultReader<AiSdkStreamPart> {
+  let reader: unknown;
+  try {
+    reader = result.stream.getReader();
+  } catch (error) {
+    throw malformedAnswer(
+      context,
+      `answered doStream() with a "stream" whose getReader() threw (${shortMessage(error)})`,
+    );
+  }
+  if (
+    reader === null ||
+    typeof reader !== "object" ||
+    typeof (reader as { read?: unknown }).read !== "function" ||
+    typeof (reader as { cancel?: unknown }).cancel !== "function"
+  ) {
+    throw malformedAnswer(
+      context,
+      `answered doStream() with a "stream" whose getReader() gave ${describeValue(reader)}, not a reader with read() and cancel()`,
+    );
+  }
+  return reader as ReadableStreamDefaultReader<AiSdkStreamPart>;
+}
+
+/**
+ * A failure of the bridge on something the model handed over, other than a `ProviderError`
+ * (a value the assembler cannot read): the malformed-answer error naming the model and the
+ * part (H27), never a bare `TypeError`.
+ */
+function unreadable(error: unknown, context: BridgeContext, where: string): ProviderError {
+  if (error instanceof ProviderError) return error;
+  return malformedAnswer(
+    context,
+    `${where}, which the bridge could not read (${shortMessage(error)})`,
+  );
+}
+
+/** An error's message, cut short: its first line, at most 200 characters. */
+function shortMessage(error: unknown): string {
+  const text = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}
+
+/** Cancels the stream of a late `doStream()` answer, when it has one. */
+function cancelUnread(late: unknown): void {
+  const stream = (late as { stream?: unknown } | null | undefined)?.stream as
+    | { cancel?: () => Promise<void> }
+    | null
+    | undefined;
+  if (typeof stream?.cancel !== "function") return;
+  Promise.resolve()
+    .then(() => stream.cancel!())
+    .catch(ignore);
 }
 
 function ignore(): void {

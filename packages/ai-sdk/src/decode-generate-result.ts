@@ -14,6 +14,7 @@ import { toStopReason } from "./ai-sdk-stop-reason.js";
 import type { AssembledMessage } from "./ai-sdk-stream-assembler.js";
 import { toModelUsage } from "./ai-sdk-usage.js";
 import type { BridgeContext } from "./bridge-context.js";
+import { checkGenerateResult, toolCallInputText } from "./check-model-answer.js";
 import { hasProviderMetadata, toBase64, withProviderMetadata } from "./provider-metadata.js";
 
 /** The fields of a V2 or V3 `doGenerate` result the bridge reads. */
@@ -31,16 +32,17 @@ export interface GenerateResult {
  * parse it, generated images become image blocks, provider-executed calls and their results
  * become opaque blocks (provider `"ai-sdk"`); sources and other files are left out.
  *
- * @param result - The model's result.
- * @param context - The model, for the default model name.
+ * @param answer - The model's result, checked first (H27).
+ * @param context - The model, for the default model name and messages.
+ * @throws `ProviderError` `provider_malformed_response` when the result lacks `content`,
+ *   `finishReason` or `usage`, or a part lacks a field the bridge reads.
  */
-export function decodeGenerateResult(
-  result: GenerateResult,
-  context: BridgeContext,
-): AssembledMessage {
+export function decodeGenerateResult(answer: unknown, context: BridgeContext): AssembledMessage {
+  const result = checkGenerateResult(answer, context);
   const content: ContentBlock[] = [];
   let toolCalls = 0;
-  for (const part of result.content) {
+  for (let index = 0; index < result.content.length; index++) {
+    const part = result.content[index]!;
     const metadata = (part as { providerMetadata?: SharedV3ProviderMetadata }).providerMetadata;
     switch (part.type) {
       case "text":
@@ -58,9 +60,15 @@ export function decodeGenerateResult(
           );
         }
         break;
-      case "tool-call":
+      case "tool-call": {
+        // The input as JSON text: a value JSON cannot take ends the call here (H27).
+        const text = toolCallInputText(
+          part.input,
+          `answered doGenerate() with content part ${index}`,
+          context,
+        );
         if (part.providerExecuted === true) {
-          content.push(providerExecutedCall(part.toolCallId, part.toolName, part.input, metadata));
+          content.push(providerExecutedCall(part.toolCallId, part.toolName, text, metadata));
           break;
         }
         toolCalls++;
@@ -70,12 +78,13 @@ export function decodeGenerateResult(
               type: "tool_use",
               id: part.toolCallId,
               name: part.toolName,
-              ...parseToolInput(part.toolName, part.input),
+              ...parseToolInput(part.toolName, text),
             },
             metadata,
           ),
         );
         break;
+      }
       case "file":
         if (part.mediaType.startsWith("image/")) {
           content.push(
