@@ -57,13 +57,16 @@ export async function serveQuickstartTools(
     }
 
     print("\ntools/call:");
-    const product = await client.callTool({ name: "calculator", arguments: { expr: "12 * 8" } });
+    const product = await client.callTool({
+      name: "calculator",
+      arguments: { a: 12, op: "*", b: 8 },
+    });
     print(`  calculator 12 * 8 → ${describe(product)}`);
     const invalid = await client.callTool({
       name: "calculator",
-      arguments: { expr: "process.exit()" },
+      arguments: { a: 2, op: "**", b: 10 },
     });
-    print(`  calculator process.exit() → ${describe(invalid)}`);
+    print(`  calculator 2 ** 10 → ${describe(invalid)}`);
 
     const started = Date.now();
     const found = await Promise.all(

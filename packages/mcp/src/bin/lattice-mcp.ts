@@ -26,6 +26,11 @@ Options:
   --path <path>             HTTP endpoint path (default /mcp)
   --allowed-host <name>     A Host header to accept (repeatable; default: localhost names)
   --allowed-origin <name>   An Origin hostname to accept (repeatable; default: as hosts)
+  --max-sessions <n>        HTTP: most 2025-era sessions kept; the one idle longest goes
+                            first (default 1000)
+  --session-idle-timeout <ms>
+                            HTTP: a session without a POST for this long is closed
+                            (default 1800000, 30 minutes)
   --name <name>             Server name (default: the module's file name)
   --server-version <v>      Server version (default 0.0.0)
   -h, --help                Show this help
@@ -61,6 +66,17 @@ async function main(argv: readonly string[]): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     fail(`lattice-mcp: --port must be an integer from 0 to 65535, received "${values.port}".`, 2);
   }
+  const maxSessions = values["max-sessions"];
+  if (maxSessions !== undefined && !/^[1-9]\d*$/.test(maxSessions)) {
+    fail(`lattice-mcp: --max-sessions must be a whole number >= 1, received "${maxSessions}".`, 2);
+  }
+  const idle = values["session-idle-timeout"];
+  if (idle !== undefined && !/^[1-9]\d*$/.test(idle)) {
+    fail(
+      `lattice-mcp: --session-idle-timeout must be a number of milliseconds >= 1, received "${idle}".`,
+      2,
+    );
+  }
 
   let handle: ServeMcpHandle;
   try {
@@ -81,6 +97,8 @@ async function main(argv: readonly string[]): Promise<void> {
           ...(values["allowed-origin"] !== undefined
             ? { allowedOrigins: values["allowed-origin"] }
             : {}),
+          ...(maxSessions !== undefined ? { maxSessions: Number(maxSessions) } : {}),
+          ...(idle !== undefined ? { sessionIdleTimeoutMs: Number(idle) } : {}),
         })
       : await serveMcp(definition, { transport: "stdio" });
   } catch (error) {
@@ -110,6 +128,8 @@ function parse(argv: readonly string[]) {
       path: { type: "string" },
       "allowed-host": { type: "string", multiple: true },
       "allowed-origin": { type: "string", multiple: true },
+      "max-sessions": { type: "string" },
+      "session-idle-timeout": { type: "string" },
       name: { type: "string" },
       "server-version": { type: "string" },
       help: { type: "boolean", short: "h" },

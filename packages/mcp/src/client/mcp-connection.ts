@@ -1,7 +1,16 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { ChildProcess } from "node:child_process";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { safeEndpoint } from "@lattice/providers/internal";
+import {
+  Client,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { boundResponse, McpResponseTooLargeError } from "./bounded-response.js";
 import { McpConnectionError } from "./errors.js";
+import { outputSchemaValidator } from "./json-schema-validator.js";
 import type { ResolvedMcpServerOptions } from "./mcp-server-options.js";
 
 /** How this client introduces itself to servers. */
@@ -10,6 +19,14 @@ const CLIENT_INFO = { name: "lattice-mcp", version: "0.1.0" } as const;
 const STDERR_TAIL_CHARS = 2_000;
 /** How long to wait for an exiting server's exit code and last stderr. */
 const EXIT_GRACE_MS = 1_000;
+
+/**
+ * How the SDK's stdio transport (`@modelcontextprotocol/client` 2.4.0, pinned in
+ * package.json) reports a message over its `maxBufferSize` through `onerror`, before it ends
+ * the process: `ReadBuffer exceeded maximum size of N bytes`. The SDK exports no error code
+ * for it; a test (mcp-server-deadlines.test.ts) fails if a new SDK version words it otherwise.
+ */
+export const STDIO_MESSAGE_TOO_LARGE = /^ReadBuffer exceeded maximum size of \d+ bytes/;
 
 /**
  * The SDK's stdio transport, telling when its process started. The SDK does not expose the
@@ -51,9 +68,24 @@ export class McpConnection {
   #closing: Promise<void> | undefined;
   /** Why the connection ended, when it was not closed on purpose. */
   #failure: string | undefined;
+  /** The answer over `maxResponseBytes` the connection was ended for (H18). */
+  #tooLarge: McpResponseTooLargeError | undefined;
   /** Why the connection was closed on purpose, when the closer said. */
   #closeReason: string | undefined;
+  /** The end of a stdio server's stderr, as written: redacted when it is shown (H21). */
   #stderrTail = "";
+  /** Which call a `fetch` carries (H18: the answer over the bound is named to its own call). */
+  readonly #calls = new AsyncLocalStorage<object>();
+  /**
+   * The call whose answer was over the bound, when the connection was ended for one: `null`
+   * for an HTTP answer to no call (the standing GET stream), `undefined` when the transport
+   * cannot tell (stdio).
+   */
+  #tooLargeCall: object | null | undefined;
+  /** Whether the handshake failed for its deadline (H22). */
+  #handshakeLate = false;
+  /** Aborted when the connection closes: every request of the HTTP transport ends with it. */
+  readonly #closeController = new AbortController();
   #child: ChildProcess | undefined;
   #exit: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined;
   #exited: Promise<void> | undefined;
@@ -61,7 +93,11 @@ export class McpConnection {
   private constructor(options: ResolvedMcpServerOptions, events: McpConnectionEvents) {
     this.#options = options;
     this.#events = events;
-    this.client = new Client(CLIENT_INFO, { capabilities: {} });
+    // Tools' outputSchema are checked on the linear-time engine too (H19).
+    this.client = new Client(CLIENT_INFO, {
+      capabilities: {},
+      jsonSchemaValidator: outputSchemaValidator,
+    });
   }
 
   /**
@@ -97,8 +133,39 @@ export class McpConnection {
    */
   get failure(): string | undefined {
     if (this.#closeReason !== undefined) return this.#closeReason;
+    if (this.#tooLarge !== undefined) return this.#tooLarge.message;
     if (this.#exit !== undefined) return this.#exitDescription();
     return this.#failure;
+  }
+
+  /**
+   * The message over `maxResponseBytes` the connection was ended for (H18): one SSE event, or
+   * one stdio message; `undefined` when there was none.
+   */
+  get tooLarge(): McpResponseTooLargeError | undefined {
+    return this.#tooLarge;
+  }
+
+  /**
+   * Runs one call's request: what the connection learns about its answer is told to this
+   * call (see {@link McpConnection.endedFor}).
+   *
+   * @param token - The call's own token.
+   * @param send - Sends the request.
+   */
+  runCall<T>(token: object, send: () => Promise<T>): Promise<T> {
+    return this.#calls.run(token, send);
+  }
+
+  /**
+   * Whether the connection may have been ended for the answer to the call of `token` (one SSE
+   * event over `maxResponseBytes`): `false` when it was another answer. Over stdio, which does
+   * not tell one answer from another, always `true`.
+   *
+   * @param token - The call's token, as given to {@link McpConnection.runCall}.
+   */
+  endedFor(token: object): boolean {
+    return this.#tooLargeCall === undefined || this.#tooLargeCall === token;
   }
 
   /** When the connection has ended: waits (briefly) for the stdio server's exit code and last stderr. */
@@ -118,6 +185,8 @@ export class McpConnection {
     this.#closing ??= (async () => {
       this.#markClosed();
       await this.client.close().catch(() => {});
+      // Whatever request is still open (a POST the server never answers) ends now.
+      this.#closeController.abort();
       if (this.#exited !== undefined) await withTimeout(this.#exited, 5_000);
     })();
     return this.#closing;
@@ -137,15 +206,19 @@ export class McpConnection {
         ...(options.env !== undefined ? { env: { ...options.env } } : {}),
         ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
         stderr: "pipe",
+        // H18: one message (line) holds at most this; the SDK then ends the process.
+        maxBufferSize: options.maxResponseBytes,
       });
       transport.onStarted = () => this.#watchChild(transport);
       transport.stderr?.on("data", (chunk: Buffer | string) => {
         const text = String(chunk);
-        this.#stderrTail = (this.#stderrTail + text).slice(-STDERR_TAIL_CHARS);
+        // H21: more than is shown is kept, so that a secret cut at the start is redacted whole.
+        const kept = STDERR_TAIL_CHARS + options.redactor.overlap;
+        this.#stderrTail = (this.#stderrTail + text).slice(-kept);
         options.onStderr?.(text);
       });
       try {
-        await this.client.connect(transport, { timeout: options.connectTimeoutMs });
+        await this.#handshake(transport);
       } catch (error) {
         // A process that started and then died: its exit code and last words explain why.
         // The message is written before this connection ends a process that is still running.
@@ -172,52 +245,94 @@ export class McpConnection {
       },
     });
     try {
-      await this.client.connect(transport, { timeout: options.connectTimeoutMs });
+      await this.#handshake(transport);
     } catch (error) {
       await this.close();
+      const redact = options.redactor;
+      const why =
+        this.#tooLarge?.message ??
+        (error instanceof McpResponseTooLargeError ? error.message : describeCause(error));
       throw new McpConnectionError(
         options.name,
-        `mcp server "${options.name}": could not connect to ${options.url.href}: ${describeCause(error)}. Check that the server runs and that the URL is its MCP endpoint.`,
-        { cause: error },
+        redact.text(
+          `mcp server "${options.name}": could not connect to ${this.#where()}: ${why}. Check that the server runs and that the URL is its MCP endpoint.`,
+        ),
+        { cause: redact.error(error) },
       );
     }
   }
 
   /**
-   * `fetch` for the HTTP transport: a response stream that breaks while it carries a call's
-   * answer means the server (or the way to it) is gone, so the connection fails at once and
-   * the calls in flight become `is_error` results instead of waiting for their timeouts.
+   * The MCP handshake, within `connectTimeoutMs` as a whole (H22): the SDK bounds the
+   * `initialize` request, but then awaits the `notifications/initialized` POST without a
+   * deadline. At the deadline the caller closes the connection, which aborts its requests
+   * (after it has read a stdio server's state, for the message).
+   */
+  async #handshake(
+    transport: WatchedStdioTransport | StreamableHTTPClientTransport,
+  ): Promise<void> {
+    const ms = this.#options.connectTimeoutMs;
+    const late = () => {
+      this.#handshakeLate = true;
+      return new Error(`the MCP handshake did not finish within ${ms} ms (connectTimeoutMs)`);
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(late()), ms);
+    });
+    try {
+      await Promise.race([this.client.connect(transport, { timeout: ms }), deadline]);
+    } catch (error) {
+      // The SDK's own timeout of `initialize` says the same.
+      if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) throw late();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * `fetch` for the HTTP transport. Every body is bounded by `maxResponseBytes` (H18): a body
+   * over it fails the request it answers; one SSE event over it ends the connection (the SDK
+   * would otherwise wait for the answer until the call's timeout), and the calls in flight fail
+   * naming the bound. A response stream that breaks while it carries a call's answer means the
+   * server (or the way to it) is gone, so the connection fails at once and the calls in flight
+   * become `is_error` results instead of waiting for their timeouts.
    */
   async #fetch(url: string | URL, init?: RequestInit): Promise<Response> {
-    const response = await fetch(url, init);
-    const type = response.headers.get("content-type") ?? "";
-    if (init?.method !== "POST" || response.body === null || !type.includes("text/event-stream")) {
-      return response;
-    }
-    const reader = response.body.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        try {
-          const { done, value } = await reader.read();
-          if (done) controller.close();
-          else controller.enqueue(value);
-        } catch (error) {
-          controller.error(error);
-          if (!this.#closed && init.signal?.aborted !== true) {
-            this.#fail(`the HTTP stream carrying a call broke (${describeCause(error)})`);
-          }
+    const call = this.#calls.getStore() ?? null;
+    const closing = this.#closeController.signal;
+    const signal = init?.signal != null ? AbortSignal.any([init.signal, closing]) : closing;
+    const response = await fetch(url, { ...init, signal });
+    if (response.type === "opaqueredirect") return response;
+    const post = init?.method === "POST";
+    return boundResponse(response, this.#options.maxResponseBytes, {
+      onTooLarge: (error, eventStream) => {
+        if (eventStream) this.#failTooLarge(error, call);
+      },
+      onBroken: (error, eventStream) => {
+        if (post && eventStream && !this.#closed && init?.signal?.aborted !== true) {
+          this.#fail(`the HTTP stream carrying a call broke (${describeCause(error)})`);
         }
       },
-      cancel: (reason) => reader.cancel(reason),
-    });
-    return new Response(body, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
     });
   }
 
+  /** Ends the connection for an answer over `maxResponseBytes`: its message names the bound. */
+  #failTooLarge(error: McpResponseTooLargeError, call?: object | null): void {
+    if (this.#closed) return;
+    this.#tooLarge = error;
+    this.#tooLargeCall = call;
+    this.#fail(error.message);
+  }
+
   #onTransportError(error: Error): void {
+    // The SDK's stdio transport reports a message over its buffer this way, then ends the
+    // process: the calls in flight are told the bound, not the exit code (H22).
+    if (STDIO_MESSAGE_TOO_LARGE.test(error.message)) {
+      this.#failTooLarge(new McpResponseTooLargeError("a message", this.#options.maxResponseBytes));
+      return;
+    }
     // The SDK's HTTP transport reports a stream it could not re-establish this way; the
     // connection is then of no use, and calls waiting on it would wait for their timeouts.
     if (/^Maximum reconnection attempts/.test(error.message)) {
@@ -271,19 +386,41 @@ export class McpConnection {
         { command, cause: error },
       );
     }
-    const tail = this.#stderrTail.trim();
+    // A server that prints the secret of a credential-named env variable does not leak it (H21).
+    const redact = options.redactor;
+    const tail = redact.tail(this.#stderrTail, STDERR_TAIL_CHARS).trim();
     const stderr = tail === "" ? "It wrote nothing to stderr." : `Its stderr ended with:\n${tail}`;
+    // H22: a message over the bound made the SDK end the process: that is the cause.
+    if (this.#tooLarge !== undefined) {
+      return new McpConnectionError(
+        name,
+        redact.text(
+          `mcp server "${name}" could not start: \`${command}\` failed the MCP handshake: ${this.#tooLarge.message}`,
+        ),
+        {
+          command,
+          ...(this.#exit !== undefined ? { exitCode: this.#exit.code } : {}),
+          stderrTail: tail,
+          cause: redact.error(error),
+        },
+      );
+    }
     if (this.#exit !== undefined) {
       return new McpConnectionError(
         name,
         `mcp server "${name}" could not start: \`${command}\` ${this.#exitPhrase()} before the MCP handshake finished. ${stderr}\nCheck that the command starts an MCP server on stdio.`,
-        { command, exitCode: this.#exit.code, stderrTail: tail, cause: error },
+        { command, exitCode: this.#exit.code, stderrTail: tail, cause: redact.error(error) },
       );
     }
+    const why = this.#handshakeLate
+      ? ` within ${options.connectTimeoutMs} ms (connectTimeoutMs)`
+      : ` (${describeCause(error)})`;
     return new McpConnectionError(
       name,
-      `mcp server "${name}" could not start: \`${command}\` did not complete the MCP handshake (${describeCause(error)}). ${stderr}\nCheck that the command starts an MCP server on stdio.`,
-      { command, stderrTail: tail, cause: error },
+      redact.text(
+        `mcp server "${name}" could not start: \`${command}\` did not complete the MCP handshake${why}. ${stderr}\nCheck that the command starts an MCP server on stdio.`,
+      ),
+      { command, stderrTail: tail, cause: redact.error(error) },
     );
   }
 
@@ -294,13 +431,14 @@ export class McpConnection {
   }
 
   #exitDescription(): string {
-    const tail = lastLines(this.#stderrTail, 5);
+    const tail = lastLines(this.#options.redactor.tail(this.#stderrTail, STDERR_TAIL_CHARS), 5);
     return `the server process ${this.#exitPhrase()}${tail === "" ? "" : `; its stderr ended with: ${tail}`}`;
   }
 
   #where(): string {
     const options = this.#options;
-    return options.transport === "http" ? options.url.href : `\`${options.command}\``;
+    // H21: never the URL as given: without user info, query and fragment.
+    return options.transport === "http" ? safeEndpoint(options.url.href) : `\`${options.command}\``;
   }
 }
 

@@ -1,3 +1,4 @@
+import { safeEndpoint } from "@lattice/providers/internal";
 import {
   InvalidOptionError,
   type JsonSchema,
@@ -5,7 +6,10 @@ import {
   type ToolContext,
 } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "./bounded-response.js";
 import type { McpToolInput } from "./json-schema-validator.js";
+import { SecretRedactor } from "./secret-redactor.js";
+import { describeUrlSecrets } from "./url-secrets.js";
 
 /** What an MCP server says about one of its tools' behaviour (all hints, none guaranteed). */
 export interface McpToolAnnotations {
@@ -21,7 +25,10 @@ export interface McpToolAnnotations {
   readonly openWorldHint?: boolean;
 }
 
-/** One tool as the MCP server listed it, for the source's option callbacks. */
+/**
+ * One tool as the MCP server listed it, for the source's option callbacks; its title,
+ * description and schema carry none of the source's secrets (H21).
+ */
 export interface McpToolInfo {
   /** The `name` of the `mcpServer()` that lists the tool. */
   readonly serverName: string;
@@ -33,7 +40,7 @@ export interface McpToolInfo {
   readonly title?: string;
   /** The tool's description, `""` when the server gave none. */
   readonly description: string;
-  /** The JSON Schema of the tool's input, as the server listed it. */
+  /** The JSON Schema of the tool's input, as the server listed it (secrets redacted). */
   readonly inputSchema: JsonSchema;
   /** The server's annotations; `{}` when it gave none. */
   readonly annotations: McpToolAnnotations;
@@ -66,8 +73,16 @@ export interface McpWarning {
    *   object schema; the tool is skipped, the others work.
    * - `"unknown_tool"`: `include`, `exclude` or `needsApproval` names a tool the server does
    *   not list.
+   * - `"unchecked_pattern"`: a `pattern` (or `patternProperties` key) of the tool's
+   *   `inputSchema` or `outputSchema` cannot run on the linear-time engine (a lookahead, a
+   *   backreference, over the size bounds or the budget); inputs (or `structuredContent`) are
+   *   not checked against it, the rest of the schema is (H19). Told when the tools are listed,
+   *   or, for a pattern the engine refuses when it compiles it, on the tool's first call.
+   * - `"unchecked_schema"`: the tool's `inputSchema` or `outputSchema` is over the size
+   *   Lattice compiles (128 KiB of JSON); it is not checked locally at all (the server still
+   *   checks its input) (H19).
    */
-  readonly code: "invalid_input_schema" | "unknown_tool";
+  readonly code: "invalid_input_schema" | "unknown_tool" | "unchecked_pattern" | "unchecked_schema";
   /** The source's name. */
   readonly serverName: string;
   /** The tool concerned, by its name on the server. */
@@ -117,12 +132,31 @@ export interface McpServerCommonOptions {
   /**
    * The longest a call may take, in milliseconds (M9): at the deadline the call is cancelled
    * on the server (`notifications/cancelled`) and answered `is_error`; it is also the tools'
-   * `timeoutMs` (R20). Default: the MCP SDK's 60 s request timeout, which each progress
-   * notification restarts.
+   * `timeoutMs` (R20). Listing the tools (`tools/list`) waits at most this long too, or
+   * `connectTimeoutMs` when that is shorter (H22). Default: none; a call then ends when the
+   * server has sent nothing for the MCP SDK's 60 s request timeout (each progress
+   * notification restarts it), and at the latest after `maxCallDurationMs`.
    */
   readonly timeoutMs?: number;
-  /** The longest connecting (start and handshake) may take, in milliseconds. Default 30,000. */
+  /**
+   * The longest a call may take in all, in milliseconds, however often the server reports
+   * progress (H22): at this deadline the call is cancelled on the server and answered
+   * `is_error`. Default 600,000 (10 minutes). `timeoutMs`, when set and shorter, wins.
+   */
+  readonly maxCallDurationMs?: number;
+  /**
+   * The longest connecting may take, in milliseconds: starting the process (stdio), the MCP
+   * handshake (`initialize`), and listing the tools (`tools/list`), each (H22). Default 30,000.
+   */
   readonly connectTimeoutMs?: number;
+  /**
+   * The largest message the server may send, in bytes (H18): over HTTP a response body, or one
+   * event of an SSE stream (the stream itself may last as long as the call); over stdio one
+   * message. Past it the call (or the listing) fails with a message naming the bound, nothing
+   * more of it is read, and memory stays bounded. Default 16 MiB (16,777,216), the bound of a
+   * model's response. Error bodies (HTTP 4xx/5xx) are read up to 64 KiB.
+   */
+  readonly maxResponseBytes?: number;
   /** Told about tools the source skipped (invalid input schema) and unknown tool names. */
   readonly onWarning?: (warning: McpWarning) => void;
   /**
@@ -155,9 +189,31 @@ export interface McpStdioServerOptions extends McpServerCommonOptions {
 
 /** An MCP server reached over Streamable HTTP (M1). */
 export interface McpHttpServerOptions extends McpServerCommonOptions {
-  /** The MCP endpoint, `http:` or `https:`: `"https://example.com/mcp"`. */
+  /**
+   * The MCP endpoint, `http:` or `https:`: `"https://example.com/mcp"`. It may not carry a
+   * credential (H21): a user name or password, a fragment (`#access_token=...`; a fragment is
+   * never sent to a server), or a query parameter whose name looks like a secret is refused,
+   * and the message shows the URL without user info, query or fragment. A name is cut into
+   * words (`apiKey` → `api`, `key`) and is a secret when a word is `token`, `key`, `apikey`,
+   * `secret`, `password`, `passwd`, `pwd`, `pass`, `passphrase`, `passcode`, `auth`,
+   * `authorization`, `sig`, `signature`, `hmac`, `credential(s)`, `session`, `sessionid`,
+   * `jwt`, `bearer` or `cookie`, or ends with `token`, `secret`, `password`, `passcode`,
+   * `apikey`, `accesskey`, `secretkey`, `privatekey`, `authkey`, `sessionkey`, `signingkey`,
+   * `masterkey`, `signature`, `hmac` or `credential(s)`. A secret in the path
+   * (`/mcp/sk-.../sse`) cannot be told from an ordinary path and is not refused. Pass
+   * secrets in `headers`.
+   */
   readonly url: string | URL;
-  /** Headers sent with every request, for example `{ Authorization: "Bearer ..." }`. */
+  /**
+   * Headers sent with every request, for example `{ Authorization: "Bearer ..." }`. The values
+   * of credential headers (a name holding `auth`, `key`, `token`, `secret`, `cookie`,
+   * `password`, `signature` or `credential`) of 8 characters or more are treated as secrets
+   * (H21): wherever the source reports something (errors, the tool results the model reads,
+   * tools' descriptions, progress messages, warnings), a value a server echoes back is
+   * replaced by `[redacted]`, as is the token after a `Bearer ` or `Basic ` scheme, the
+   * percent-encoded, JSON-escaped and base64 forms of each, and a `Basic` credential's decoded
+   * `user:password`.
+   */
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -173,7 +229,11 @@ export type ResolvedMcpServerOptions = {
   readonly isConcurrencySafe?: McpConcurrencySafe;
   readonly needsApproval?: McpNeedsApproval;
   readonly timeoutMs?: number;
+  readonly maxCallDurationMs: number;
   readonly connectTimeoutMs: number;
+  readonly maxResponseBytes: number;
+  /** Hides the source's credentials (headers, secret env values) in what it reports. */
+  readonly redactor: SecretRedactor;
   readonly onWarning?: (warning: McpWarning) => void;
   readonly onProgress?: (event: McpProgressEvent) => void;
 } & (
@@ -200,7 +260,9 @@ const COMMON_KEYS = [
   "isConcurrencySafe",
   "needsApproval",
   "timeoutMs",
+  "maxCallDurationMs",
   "connectTimeoutMs",
+  "maxResponseBytes",
   "onWarning",
   "onProgress",
 ] as const;
@@ -209,6 +271,10 @@ const HTTP_KEYS = ["url", "headers"] as const;
 const ALL_KEYS: ReadonlySet<string> = new Set([...COMMON_KEYS, ...STDIO_KEYS, ...HTTP_KEYS]);
 const SERVER_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+/** The longest delay a Node.js timer takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+/** The default `maxCallDurationMs`: 10 minutes. */
+const DEFAULT_MAX_CALL_DURATION_MS = 600_000;
 
 /**
  * Checks `mcpServer()`'s options strictly (M1, T31) and applies the defaults.
@@ -275,6 +341,7 @@ export function resolveMcpServerOptions(options: McpServerOptions): ResolvedMcpS
     checkFunction(raw, "onStderr", fail);
     return {
       ...common,
+      redactor: SecretRedactor.forEnv(raw.env as Record<string, string> | undefined),
       transport: "stdio",
       command: raw.command as string,
       args: [...((raw.args as string[] | undefined) ?? [])],
@@ -298,9 +365,25 @@ export function resolveMcpServerOptions(options: McpServerOptions): ResolvedMcpS
     (typeof raw.url !== "string" && !(raw.url instanceof URL)) ||
     (url.protocol !== "http:" && url.protocol !== "https:")
   ) {
+    const given = raw.url instanceof URL ? raw.url.href : raw.url;
+    // H21: a URL is printed without user info, query or fragment; an invalid one not at all.
     fail(
       "url",
-      `must be an http: or https: URL of the server's MCP endpoint, for example "http://127.0.0.1:3000/mcp", received ${describeValue(raw.url instanceof URL ? raw.url.href : raw.url)}.`,
+      `must be an http: or https: URL of the server's MCP endpoint, for example "http://127.0.0.1:3000/mcp", received ${typeof given === "string" ? JSON.stringify(safeEndpoint(given)) : describeValue(given)}.`,
+    );
+  }
+  const printable = safeEndpoint((url as URL).href);
+  if ((url as URL).hash.length > 1) {
+    fail(
+      "url",
+      `has a fragment ("#..."), which is never sent to a server and may hold a credential (#access_token=...): ${printable}. Remove the fragment; pass a secret in headers.`,
+    );
+  }
+  const secrets = describeUrlSecrets(url as URL);
+  if (secrets.length > 0) {
+    fail(
+      "url",
+      `holds a credential (${secrets.join(" and ")}), which would end up in errors and logs: ${printable}. Pass the secret in headers instead, for example headers: { Authorization: "Bearer <token>" }, and remove it from the URL.`,
     );
   }
   if (raw.headers !== undefined && !isStringRecord(raw.headers)) {
@@ -308,6 +391,7 @@ export function resolveMcpServerOptions(options: McpServerOptions): ResolvedMcpS
   }
   return {
     ...common,
+    redactor: SecretRedactor.forHeaders(raw.headers as Record<string, string> | undefined),
     transport: "http",
     url: url as URL,
     ...(raw.headers !== undefined
@@ -361,14 +445,27 @@ function resolveCommon(
       );
     }
   }
-  for (const key of ["timeoutMs", "connectTimeoutMs"] as const) {
+  for (const key of ["timeoutMs", "maxCallDurationMs", "connectTimeoutMs"] as const) {
     const value = raw[key];
     if (
       value !== undefined &&
-      (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
+      (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS)
     ) {
-      fail(key, `must be a number of milliseconds > 0, received ${describeValue(value)}.`);
+      fail(
+        key,
+        `must be a number of milliseconds > 0 and at most ${MAX_TIMER_MS} (a timer's longest delay), received ${describeValue(value)}.`,
+      );
     }
+  }
+  const maxBytes = raw.maxResponseBytes;
+  if (
+    maxBytes !== undefined &&
+    (typeof maxBytes !== "number" || !Number.isSafeInteger(maxBytes) || maxBytes <= 0)
+  ) {
+    fail(
+      "maxResponseBytes",
+      `must be a whole number of bytes > 0, for example 33554432 (32 MiB), received ${describeValue(maxBytes)}.`,
+    );
   }
   checkFunction(raw, "onWarning", fail);
   checkFunction(raw, "onProgress", fail);
@@ -380,7 +477,10 @@ function resolveCommon(
     ...(safe !== undefined ? { isConcurrencySafe: safe as McpConcurrencySafe } : {}),
     ...(approval !== undefined ? { needsApproval: approval as McpNeedsApproval } : {}),
     ...(raw.timeoutMs !== undefined ? { timeoutMs: raw.timeoutMs as number } : {}),
+    maxCallDurationMs:
+      (raw.maxCallDurationMs as number | undefined) ?? DEFAULT_MAX_CALL_DURATION_MS,
     connectTimeoutMs: (raw.connectTimeoutMs as number | undefined) ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    maxResponseBytes: (maxBytes as number | undefined) ?? DEFAULT_MAX_RESPONSE_BYTES,
     ...(raw.onWarning !== undefined
       ? { onWarning: raw.onWarning as (warning: McpWarning) => void }
       : {}),

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { faultServerCommand, isRunning, waitFor } from "../test-servers/commands.js";
 import type { FaultServerStats } from "../test-servers/fault-server.js";
+import { runNodeScript } from "../test-servers/run-node.js";
 import { McpConnectionError } from "./errors.js";
 import { type McpToolSource, mcpServer } from "./mcp-server.js";
 import type { McpProgressEvent, McpWarning } from "./mcp-server-options.js";
@@ -222,23 +222,13 @@ describe("mcpServer over stdio: lifecycle and failures", () => {
   it("M2: no orphan survives a parent killed with SIGKILL before it could close its source", async () => {
     const how = "kill";
     const script = fileURLToPath(new URL("../test-servers/exit-without-close.ts", import.meta.url));
-    const { command, args } = faultServerCommand();
-    const child = spawn(command, [...args.slice(0, 2), script, how], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk) => {
-      out += String(chunk);
-    });
-    const [code, killedBy] = await new Promise<[number | null, string | null]>((resolve) =>
-      child.on("close", (exitCode, signalName) => resolve([exitCode, signalName])),
-    );
-    expect({ out, code, killedBy }).toEqual({
+    const run = await runNodeScript([], script, [how]);
+    expect({ out: run.stdout, code: run.code, killedBy: run.signal }).toEqual({
       out: expect.stringMatching(/^server pid \d+\n$/),
       code: null,
       killedBy: "SIGKILL",
     });
-    const pid = Number(/server pid (\d+)/.exec(out)?.[1]);
+    const pid = Number(/server pid (\d+)/.exec(run.stdout)?.[1]);
     expect(pid).toBeGreaterThan(0);
     expect(await waitFor(() => !isRunning(pid))).toBe(true);
   });
@@ -297,7 +287,7 @@ describe("mcpServer over stdio: lifecycle and failures", () => {
       onStderr: (text) => pids.push(Number(/pid (\d+)/.exec(text)?.[1])),
     });
     await expect(source.tools(signal())).rejects.toThrow(
-      /^mcp server "mute" could not start: `.+` did not complete the MCP handshake \(Request timed out\)\. Its stderr ended with:\npid \d+\nCheck that the command starts an MCP server on stdio\.$/,
+      /^mcp server "mute" could not start: `.+` did not complete the MCP handshake within 300 ms \(connectTimeoutMs\)\. Its stderr ended with:\npid \d+\nCheck that the command starts an MCP server on stdio\.$/,
     );
     expect(pids[0]).toBeGreaterThan(0);
     expect(await waitFor(() => !isRunning(pids[0] as number))).toBe(true);

@@ -1,31 +1,27 @@
 import type { AsyncDisposeWhereKnown } from "@lattice/core";
+import type { AnyToolDefinition, ToolContext, ToolHandlerResult, ToolSource } from "@lattice/tools";
 import {
-  type AnyToolDefinition,
-  createToolDefinition,
-  type NeedsApproval,
-  type ToolContext,
-  type ToolHandlerResult,
-  type ToolSource,
-} from "@lattice/tools";
-import {
+  DEFAULT_REQUEST_TIMEOUT_MSEC,
   ProtocolError,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
   type Tool,
 } from "@modelcontextprotocol/client";
+import { McpResponseTooLargeError } from "./bounded-response.js";
+import { defineMcpTools } from "./define-mcp-tools.js";
 import { McpConnectionError, McpToolCallError } from "./errors.js";
-import { JsonSchemaCompiler, type McpToolInput } from "./json-schema-validator.js";
+import type { McpToolInput } from "./json-schema-validator.js";
 import { mapToolResult } from "./map-tool-result.js";
 import { describeCause, McpConnection } from "./mcp-connection.js";
 import {
   type McpServerOptions,
-  type McpToolAnnotations,
   type McpToolInfo,
+  type McpWarning,
   type ResolvedMcpServerOptions,
   resolveMcpServerOptions,
 } from "./mcp-server-options.js";
-import { findNameCollision, latticeToolName } from "./tool-names.js";
+import type { SecretRedactor } from "./secret-redactor.js";
 
 /**
  * An MCP server as a source of tools for Lattice agents: what {@link mcpServer} returns. Put
@@ -100,10 +96,12 @@ export function mcpServer(options: McpServerOptions): McpToolSource {
   return Object.freeze(api);
 }
 
+/** How much of a server's own text (an error body, a JSON-RPC message) a message quotes. */
+const MAX_QUOTED_CHARS = 2_000;
+
 /** The state behind one `mcpServer()` value. */
 class McpServerSource {
   readonly #options: ResolvedMcpServerOptions;
-  readonly #compiler = new JsonSchemaCompiler();
   /** The connection, or the connect in progress; `undefined` before the first and after one ends. */
   #connection: Promise<McpConnection> | undefined;
   /** The cached definitions; `undefined` when they must be listed (again). */
@@ -185,8 +183,11 @@ class McpServerSource {
       const connection = await this.#connect();
       const generation = this.#generation;
       let listed: Tool[];
+      // H22: a listing has a deadline, as the handshake does, whatever the SDK's default.
+      const o = this.#options;
+      const timeout = Math.min(o.timeoutMs ?? Number.POSITIVE_INFINITY, o.connectTimeoutMs);
       try {
-        listed = (await connection.client.listTools()).tools;
+        listed = (await connection.client.listTools(undefined, { timeout })).tools;
       } catch (error) {
         if (!retried && isSessionGone(error)) {
           // M10: the server ended the HTTP session; start a new one, once.
@@ -194,105 +195,30 @@ class McpServerSource {
           await connection.close();
           continue;
         }
+        await connection.settled();
+        const redact = o.redactor;
+        const tooLarge = findTooLarge(error) ?? connection.tooLarge;
+        const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
+        let why = `${quote(describeCause(error), redact)}${connection.failure !== undefined ? ` (${connection.failure})` : ""}`;
+        if (tooLarge !== undefined) why = tooLarge.message;
+        else if (timedOut) {
+          why = `the server did not answer tools/list within ${timeout} ms (${timeout === o.connectTimeoutMs ? "connectTimeoutMs" : "timeoutMs"}). Check that the server works, or give it more time`;
+          // A server that does not answer is of no use: the next tools() connects again.
+          await connection.close();
+        }
         throw new McpConnectionError(
-          this.#options.name,
-          `mcp server "${this.#options.name}": listing its tools failed: ${describeCause(error)}${connection.failure !== undefined ? ` (${connection.failure})` : ""}.`,
-          { cause: error },
+          o.name,
+          redact.text(`mcp server "${o.name}": listing its tools failed: ${why}.`),
+          { cause: redact.error(error) },
         );
       }
-      const definitions = this.#define(listed);
+      const definitions = defineMcpTools(listed, {
+        options: this.#options,
+        call: (info, input, context) => this.#call(info, input, context),
+        warn: (code, toolName, message) => this.#warn(code, toolName, message),
+      });
       if (generation === this.#generation && connection.alive) this.#tools = definitions;
       return definitions;
-    }
-  }
-
-  /** The server's tools as Lattice definitions: filtered, named, validated (M3–M6). */
-  #define(listed: readonly Tool[]): readonly AnyToolDefinition[] {
-    const o = this.#options;
-    const serverNames = new Set(listed.map((tool) => tool.name));
-    for (const [option, names] of [
-      ["include", o.include],
-      ["exclude", o.exclude],
-      [
-        "needsApproval",
-        typeof o.needsApproval === "object" ? new Set(Object.keys(o.needsApproval)) : undefined,
-      ],
-    ] as const) {
-      for (const name of names ?? []) {
-        if (!serverNames.has(name)) {
-          this.#warn(
-            "unknown_tool",
-            name,
-            `mcp server "${o.name}": the ${option} option names the tool "${name}", which the server does not list (it lists ${[...serverNames].map((n) => `"${n}"`).join(", ") || "no tools"}).`,
-          );
-        }
-      }
-    }
-    const chosen = listed.filter(
-      (tool) => (o.include === undefined || o.include.has(tool.name)) && !o.exclude?.has(tool.name),
-    );
-    const collision = findNameCollision(
-      chosen.map((tool) => [tool.name, latticeToolName(o.prefix, tool.name)] as const),
-    );
-    if (collision !== undefined) {
-      throw new McpConnectionError(
-        o.name,
-        `mcp server "${o.name}": the tools "${collision.first}" and "${collision.second}" both become "${collision.latticeName}" once prefixed and made to fit ^[a-zA-Z0-9_-]{1,64}$. Leave one out with include or exclude, or change the prefix option.`,
-      );
-    }
-    const definitions: AnyToolDefinition[] = [];
-    for (const tool of chosen) {
-      const definition = this.#defineTool(tool);
-      if (definition !== undefined) definitions.push(definition);
-    }
-    return Object.freeze(definitions);
-  }
-
-  #defineTool(tool: Tool): AnyToolDefinition | undefined {
-    const o = this.#options;
-    const latticeName = latticeToolName(o.prefix, tool.name);
-    const inputSchema = tool.inputSchema as Record<string, unknown>;
-    const compiled = this.#compiler.compile(inputSchema);
-    if (!compiled.ok) {
-      this.#warn(
-        "invalid_input_schema",
-        tool.name,
-        `mcp server "${o.name}": skipped the tool "${tool.name}": its inputSchema is not valid JSON Schema (${compiled.reason}). The server's other tools are available.`,
-      );
-      return undefined;
-    }
-    const annotations: McpToolAnnotations = { ...(tool.annotations ?? {}) };
-    const info: McpToolInfo = Object.freeze({
-      serverName: o.name,
-      name: tool.name,
-      latticeName,
-      ...(tool.title !== undefined ? { title: tool.title } : {}),
-      description: tool.description ?? "",
-      inputSchema,
-      annotations,
-    });
-    const safe = concurrencyRule(o.isConcurrencySafe, info);
-    const approval = approvalRule(o.needsApproval, info);
-    try {
-      return createToolDefinition({
-        name: latticeName,
-        description: tool.description ?? tool.title ?? annotations.title ?? "",
-        kind: "mcp",
-        schema: compiled.schema,
-        inputSchema: inputSchema as { type: "object" },
-        handler: (input: McpToolInput, context: ToolContext) => this.#call(info, input, context),
-        ...(safe !== undefined ? { isConcurrencySafe: safe } : {}),
-        ...(approval !== undefined ? { needsApproval: approval } : {}),
-        ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
-        metadata: { mcp: { server: o.name, tool: tool.name, annotations } },
-      });
-    } catch (error) {
-      this.#warn(
-        "invalid_input_schema",
-        tool.name,
-        `mcp server "${o.name}": skipped the tool "${tool.name}": ${describeCause(error)}`,
-      );
-      return undefined;
     }
   }
 
@@ -305,6 +231,16 @@ class McpServerSource {
     const o = this.#options;
     const { signal } = context;
     let retried = false;
+    // H22: a call has a deadline in all, however often the server reports progress.
+    const total = Math.min(o.timeoutMs ?? Number.POSITIVE_INFINITY, o.maxCallDurationMs);
+    const deadline =
+      o.timeoutMs !== undefined
+        ? { timeout: total, maxTotalTimeout: total }
+        : {
+            timeout: Math.min(DEFAULT_REQUEST_TIMEOUT_MSEC, total),
+            resetTimeoutOnProgress: true,
+            maxTotalTimeout: total,
+          };
     for (;;) {
       let connection: McpConnection;
       try {
@@ -318,39 +254,45 @@ class McpServerSource {
           { cause: error },
         );
       }
+      // H18: tells this call's answer from another one when one is over the bound.
+      const token = {};
       try {
-        const result = await connection.client.callTool(
-          { name: info.name, arguments: input },
-          {
-            signal,
-            ...(o.timeoutMs !== undefined
-              ? { timeout: o.timeoutMs, maxTotalTimeout: o.timeoutMs }
-              : { resetTimeoutOnProgress: true }),
-            ...(o.onProgress !== undefined || context.reportProgress !== undefined
-              ? {
-                  onprogress: (progress) => {
-                    // M9: progress becomes a tool_progress trace event of the run, and the
-                    // source's own listener hears it too.
-                    context.reportProgress?.({
-                      progress: progress.progress,
-                      ...(progress.total !== undefined ? { total: progress.total } : {}),
-                      ...(progress.message !== undefined ? { message: progress.message } : {}),
-                    });
-                    o.onProgress?.({
-                      serverName: o.name,
-                      toolName: info.name,
-                      latticeToolName: info.latticeName,
-                      toolUseId: context.toolUseId,
-                      progress: progress.progress,
-                      ...(progress.total !== undefined ? { total: progress.total } : {}),
-                      ...(progress.message !== undefined ? { message: progress.message } : {}),
-                    });
-                  },
-                }
-              : {}),
-          },
+        const result = await connection.runCall(token, () =>
+          connection.client.callTool(
+            { name: info.name, arguments: input },
+            {
+              signal,
+              ...deadline,
+              ...(o.onProgress !== undefined || context.reportProgress !== undefined
+                ? {
+                    onprogress: (progress) => {
+                      // M9: progress becomes a tool_progress trace event of the run, and the
+                      // source's own listener hears it too.
+                      const message =
+                        progress.message !== undefined
+                          ? o.redactor.text(progress.message)
+                          : undefined;
+                      context.reportProgress?.({
+                        progress: progress.progress,
+                        ...(progress.total !== undefined ? { total: progress.total } : {}),
+                        ...(message !== undefined ? { message } : {}),
+                      });
+                      o.onProgress?.({
+                        serverName: o.name,
+                        toolName: info.name,
+                        latticeToolName: info.latticeName,
+                        toolUseId: context.toolUseId,
+                        progress: progress.progress,
+                        ...(progress.total !== undefined ? { total: progress.total } : {}),
+                        ...(message !== undefined ? { message } : {}),
+                      });
+                    },
+                  }
+                : {}),
+            },
+          ),
         );
-        return mapToolResult(result);
+        return o.redactor.result(mapToolResult(result));
       } catch (error) {
         if (signal.aborted) throw signal.reason ?? error;
         if (!retried && isSessionGone(error)) {
@@ -360,54 +302,85 @@ class McpServerSource {
           continue;
         }
         await connection.settled();
-        throw this.#callError(info, error, connection);
+        throw this.#callError(info, error, connection, token);
       }
     }
   }
 
-  #callError(info: McpToolInfo, error: unknown, connection: McpConnection): McpToolCallError {
+  /** The error of a failed call, with the source's secrets redacted from it (H21). */
+  #callError(
+    info: McpToolInfo,
+    error: unknown,
+    connection: McpConnection,
+    token: object,
+  ): McpToolCallError {
     const o = this.#options;
-    const what = `mcp server "${o.name}": tool "${info.name}"`;
-    if (error instanceof ProtocolError) {
-      return new McpToolCallError(
-        o.name,
-        info.name,
-        `${what} failed with JSON-RPC error ${error.code}: ${error.message}`,
-        { rpcCode: error.code, cause: error },
-      );
-    }
-    if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
-      const ms = o.timeoutMs ?? (error.data as { timeout?: number } | undefined)?.timeout;
-      return new McpToolCallError(
-        o.name,
-        info.name,
-        `${what} timed out${ms !== undefined ? ` after ${ms} ms` : ""}; the call was cancelled on the server.`,
-        { cause: error },
-      );
-    }
-    if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
-      const why = connection.failure ?? "the connection closed";
-      return new McpToolCallError(
-        o.name,
-        info.name,
-        `${what} failed: the connection to the server ended during the call (${why}). The next call reconnects.`,
-        { cause: error },
-      );
-    }
-    if (error instanceof SdkHttpError) {
-      return new McpToolCallError(
-        o.name,
-        info.name,
-        `${what} failed: HTTP ${error.status} from the server (${error.message}).`,
-        { cause: error },
-      );
-    }
-    return new McpToolCallError(o.name, info.name, `${what} failed: ${describeCause(error)}`, {
-      cause: error,
+    const failure = this.#describeCallError(info, error, connection, token);
+    return new McpToolCallError(o.name, info.name, o.redactor.text(failure.message), {
+      ...(failure.rpcCode !== undefined ? { rpcCode: failure.rpcCode } : {}),
+      cause: o.redactor.error(error),
     });
   }
 
-  #warn(code: "invalid_input_schema" | "unknown_tool", toolName: string, message: string): void {
+  /** What a failed call's message says (M8), and its JSON-RPC code. */
+  #describeCallError(
+    info: McpToolInfo,
+    error: unknown,
+    connection: McpConnection,
+    token: object,
+  ): { readonly message: string; readonly rpcCode?: number } {
+    const o = this.#options;
+    const redact = o.redactor;
+    const what = `mcp server "${o.name}": tool "${info.name}"`;
+    // H18: this call's answer was over maxResponseBytes (a body: this call's error; one SSE
+    // event: the connection was ended for it), or another answer was and the connection ended.
+    const own = findTooLarge(error);
+    if (own !== undefined) return { message: `${what} failed: ${own.message}` };
+    const closed = error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
+    const tooLarge = closed ? connection.tooLarge : undefined;
+    if (tooLarge !== undefined) {
+      return {
+        message: connection.endedFor(token)
+          ? `${what} failed: ${tooLarge.message}`
+          : `${what} failed: the connection to the server was ended because of another answer on it: ${tooLarge.message} This call's answer was lost with the connection; the next call reconnects.`,
+      };
+    }
+    if (error instanceof ProtocolError) {
+      return {
+        message: `${what} failed with JSON-RPC error ${error.code}: ${quote(error.message, redact)}`,
+        rpcCode: error.code,
+      };
+    }
+    if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
+      const data = error.data as { timeout?: number; maxTotalTimeout?: number } | undefined;
+      if (o.timeoutMs !== undefined && o.timeoutMs <= o.maxCallDurationMs) {
+        return {
+          message: `${what} timed out after ${o.timeoutMs} ms; the call was cancelled on the server.`,
+        };
+      }
+      const overall = data?.maxTotalTimeout !== undefined || data?.timeout === o.maxCallDurationMs;
+      return {
+        message: overall
+          ? `${what} timed out after ${o.maxCallDurationMs} ms (maxCallDurationMs); the call was cancelled on the server.`
+          : `${what} timed out: the server sent nothing for ${data?.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC} ms; the call was cancelled on the server.`,
+      };
+    }
+    if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) {
+      const why = connection.failure ?? "the connection closed";
+      return {
+        message: `${what} failed: the connection to the server ended during the call (${why}). The next call reconnects.`,
+      };
+    }
+    if (error instanceof SdkHttpError) {
+      return {
+        message: `${what} failed: HTTP ${error.status} from the server (${quote(error.message, redact)}).`,
+      };
+    }
+    return { message: `${what} failed: ${quote(describeCause(error), redact)}` };
+  }
+
+  #warn(code: McpWarning["code"], toolName: string, raw: string): void {
+    const message = this.#options.redactor.text(raw);
     const warning = { code, serverName: this.#options.name, toolName, message };
     const onWarning = this.#options.onWarning;
     if (onWarning !== undefined) onWarning(warning);
@@ -415,25 +388,25 @@ class McpServerSource {
   }
 }
 
-/** M6: `readOnlyHint: true` means concurrency-safe, unless the source says otherwise. */
-function concurrencyRule(
-  option: ResolvedMcpServerOptions["isConcurrencySafe"],
-  info: McpToolInfo,
-): ((input: McpToolInput) => boolean) | undefined {
-  if (option === true) return () => true;
-  if (option === false) return undefined;
-  if (typeof option === "function") return (input) => option(info, input) === true;
-  return info.annotations.readOnlyHint === true ? () => true : undefined;
+/** The {@link McpResponseTooLargeError} among an error and its causes, if any. */
+function findTooLarge(error: unknown): McpResponseTooLargeError | undefined {
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof McpResponseTooLargeError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
-function approvalRule(
-  option: ResolvedMcpServerOptions["needsApproval"],
-  info: McpToolInfo,
-): NeedsApproval<McpToolInput> | undefined {
-  if (option === undefined) return undefined;
-  if (option === true) return true;
-  if (typeof option === "function") return (input, context) => option(info, input, context);
-  return Object.hasOwn(option, info.name) ? option[info.name] : undefined;
+/**
+ * A server's text as a message quotes it (H21): redacted first, then cut to at most
+ * {@link MAX_QUOTED_CHARS} characters, so that a cut never leaves part of a secret.
+ */
+function quote(text: string, redactor: SecretRedactor): string {
+  const safe = redactor.text(text);
+  return safe.length <= MAX_QUOTED_CHARS
+    ? safe
+    : `${safe.slice(0, MAX_QUOTED_CHARS)}… (${safe.length - MAX_QUOTED_CHARS} more characters)`;
 }
 
 /** A Streamable HTTP session the server ended: it answers 404 to the old session id (M10). */

@@ -1,4 +1,10 @@
-import { type AnyToolDefinition, runTool, type ToolResult, toolResultText } from "@lattice/tools";
+import {
+  type AnyToolDefinition,
+  runTool,
+  type ToolProgress,
+  type ToolResult,
+  toolResultText,
+} from "@lattice/tools";
 
 /** Test helper: the definition named `name` among `tools`; throws when there is none. */
 export function toolNamed(tools: readonly AnyToolDefinition[], name: string): AnyToolDefinition {
@@ -23,4 +29,29 @@ export async function call(
     toolName: name,
   });
   return { ...result, text: toolResultText(result) };
+}
+
+/**
+ * Test helper: runs one call as an agent's run does, with a trace: the result's text and the
+ * progress reports that reached the trace.
+ *
+ * @param runId - The run the call belongs to; none when omitted (a call outside a run).
+ */
+export async function callTraced(
+  tools: readonly AnyToolDefinition[],
+  name: string,
+  input: unknown,
+  runId?: string,
+): Promise<{ readonly text: string; readonly reports: readonly ToolProgress[] }> {
+  const reports: ToolProgress[] = [];
+  const result = await runTool(toolNamed(tools, name), input, {
+    signal: new AbortController().signal,
+    toolUseId: `toolu_${name}`,
+    toolName: name,
+    ...(runId !== undefined
+      ? { run: { runId, sessionId: runId, agentName: "agent", depth: 0 } }
+      : {}),
+    reportProgress: (progress) => reports.push(progress),
+  });
+  return { text: toolResultText(result), reports };
 }

@@ -1,10 +1,11 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { parseToolInput } from "@lattice/tools";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openRawSession, postInSession } from "../test-servers/raw-session.js";
 import { add } from "./fixtures/served-tools.js";
 
 const packageDir = fileURLToPath(new URL("../..", import.meta.url));
@@ -148,4 +149,97 @@ describe("lattice-mcp module contract", () => {
       reason: { code: 2, stderr: expect.stringContaining("Usage: lattice-mcp serve <module>") },
     });
   });
+});
+
+/** Starts `lattice-mcp serve --http` with `args`; resolves with its URL and the process. */
+async function startHttpBin(args: readonly string[]) {
+  const child = spawn(
+    process.execPath,
+    [...NODE_ARGS, "serve", "src/server/fixtures/served-tools.ts", "--http", ...args],
+    { cwd: packageDir, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const found = /at (http:\/\/\S+):/.exec(stderr);
+      if (found?.[1] !== undefined) resolve(found[1]);
+    });
+    child.once("exit", () => reject(new Error(`lattice-mcp exited: ${stderr}`)));
+  });
+  return { url, child };
+}
+
+const ping = { jsonrpc: "2.0", id: 2, method: "ping" } as const;
+
+describe("lattice-mcp serve --http keeps a bounded number of sessions (H23)", () => {
+  it("H23: --max-sessions caps the 2025-era sessions; a bad value is refused", async () => {
+    const { url, child } = await startHttpBin(["--max-sessions", "2"]);
+    try {
+      const ids = [await openRawSession(url), await openRawSession(url), await openRawSession(url)];
+      const statuses = await Promise.all(
+        ids.map(async (id) => (await postInSession(url, id, ping)).status),
+      );
+      expect(statuses).toEqual([404, 200, 200]);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    const bad = await promisify(execFile)(
+      process.execPath,
+      [
+        ...NODE_ARGS,
+        "serve",
+        "src/server/fixtures/served-tools.ts",
+        "--http",
+        "--max-sessions",
+        "0",
+      ],
+      { cwd: packageDir },
+    ).catch((error: unknown) => error);
+    expect(bad).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--max-sessions must be a whole number >= 1, received "0"'),
+    });
+  }, 20_000);
+
+  it("H23: --session-idle-timeout closes an idle session, with the GET event stream it holds open; a bad value is refused", async () => {
+    const { url, child } = await startHttpBin(["--session-idle-timeout", "300"]);
+    try {
+      const id = await openRawSession(url);
+      const stream = await fetch(url, {
+        headers: {
+          accept: "text/event-stream",
+          "mcp-session-id": id,
+          "mcp-protocol-version": "2025-06-18",
+        },
+      });
+      expect(stream.status).toBe(200);
+      const outcome = await Promise.race([
+        stream.text().then(
+          () => "closed by the server",
+          () => "broken",
+        ),
+        new Promise((resolve) => setTimeout(() => resolve("still open after 10 s"), 10_000)),
+      ]);
+      expect(outcome).toBe("closed by the server");
+      expect((await postInSession(url, id, ping)).status).toBe(404);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    const bad = await promisify(execFile)(
+      process.execPath,
+      [
+        ...NODE_ARGS,
+        ...["serve", "src/server/fixtures/served-tools.ts", "--http"],
+        ...["--session-idle-timeout", "soon"],
+      ],
+      { cwd: packageDir },
+    ).catch((error: unknown) => error);
+    expect(bad).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        '--session-idle-timeout must be a number of milliseconds >= 1, received "soon"',
+      ),
+    });
+  }, 30_000);
 });

@@ -3,6 +3,7 @@ import { tool } from "@lattice/tools";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod/v4";
+import { initializeBody, MCP_POST_HEADERS } from "../test-servers/raw-session.js";
 import { add } from "./fixtures/served-tools.js";
 import { serveMcp } from "./serve-mcp.js";
 import type { ServeMcpHttpHandle, ServeMcpHttpOptions } from "./serve-mcp-options.js";
@@ -42,26 +43,13 @@ function post(
   url: string,
   headers: Record<string, string>,
 ): Promise<{ status: number; body: string }> {
-  const body = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "1" },
-    },
-  });
+  const body = initializeBody();
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
       {
         method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          ...headers,
-        },
+        headers: { ...MCP_POST_HEADERS, ...headers },
       },
       (res) => {
         let text = "";

@@ -14,7 +14,11 @@ import {
 } from "@modelcontextprotocol/server";
 import type { CallTracker } from "./call-tracker.js";
 import { createMcpServer } from "./create-mcp-server.js";
-import { createLegacyHttpSessions } from "./legacy-http-sessions.js";
+import {
+  createLegacyHttpSessions,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+} from "./legacy-http-sessions.js";
 import type { ServeMcpHttpOptions } from "./serve-mcp-options.js";
 import type { ServedCatalogue } from "./served-catalogue.js";
 
@@ -47,8 +51,10 @@ const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", ""]);
 
 /**
  * Serves a catalogue over Streamable HTTP on `node:http` (M11, M13, M14): 2026-07-28 requests
- * through the SDK's `createMcpHandler`, 2025-era requests through sessions (see
- * `createLegacyHttpSessions`), told apart by the SDK's `isLegacyRequest`.
+ * through the SDK's `createMcpHandler` (at most `maxSessions` `subscriptions/listen` streams
+ * open at once), 2025-era requests through sessions, at most `maxSessions` of them, each
+ * closed after `sessionIdleTimeoutMs` without a POST (see `createLegacyHttpSessions`, H23),
+ * told apart by the SDK's `isLegacyRequest`.
  *
  * Every request passes the SDK's `Host` and `Origin` checks first (403 otherwise), then must
  * use `path` (404 otherwise). A request whose client goes away is aborted, which cancels its
@@ -68,8 +74,17 @@ export async function serveHttp(
   const path = options.path ?? "/mcp";
   const allowedHosts = [...(options.allowedHosts ?? defaultAllowedHosts(host))];
   const allowedOrigins = [...(options.allowedOrigins ?? allowedHosts)];
-  const modern = createMcpHandler(() => createMcpServer(catalogue, tracker), { legacy: "reject" });
-  const legacy = createLegacyHttpSessions(() => createMcpServer(catalogue, tracker));
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  // H23: 2026-07-28 clients hold no session, but each `subscriptions/listen` stream stays open;
+  // the SDK refuses one past `maxSubscriptions` ("Subscription limit reached").
+  const modern = createMcpHandler(() => createMcpServer(catalogue, tracker), {
+    legacy: "reject",
+    maxSubscriptions: maxSessions,
+  });
+  const legacy = createLegacyHttpSessions(() => createMcpServer(catalogue, tracker), {
+    maxSessions,
+    idleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+  });
   const exchanges = new Set<Exchange>();
   let base = "http://127.0.0.1";
 
@@ -112,7 +127,7 @@ export async function serveHttp(
       ...(body.length > 0 ? { body: new Uint8Array(body) } : {}),
     });
     const response = (await isLegacyRequest(request, parsedBody))
-      ? await legacy.fetch(request, parsedBody)
+      ? await legacy.fetch(request, parsedBody, exchange.done)
       : await modern.fetch(request, parsedBody !== undefined ? { parsedBody } : undefined);
     return writeResponse(response, res);
   }

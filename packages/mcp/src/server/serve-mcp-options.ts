@@ -63,6 +63,22 @@ export interface ServeMcpHttpOptions {
    * opaque `null` origin, are refused with 403 (M13).
    */
   readonly allowedOrigins?: readonly string[];
+  /**
+   * The most 2025-era sessions (`Mcp-Session-Id`) open at once (H23). At the cap, a new
+   * session closes the one idle longest; a session with a POST in flight is never closed for
+   * it, and when every one has, a new session is refused with 503. The standing `GET` event
+   * stream a client keeps open does not make its session busy; it is closed with the session.
+   * A request in a closed session is answered 404 "Session not found" (the client then
+   * initializes again). Default 1,000. 2026-07-28 clients hold no session; at most this many
+   * of their `subscriptions/listen` streams are open at once, past it one is refused with the
+   * JSON-RPC error "Subscription limit reached" (the SDK's `maxSubscriptions`).
+   */
+  readonly maxSessions?: number;
+  /**
+   * How long a 2025-era session may go without a POST before it is closed, with its event
+   * stream, in milliseconds (H23). Default 1,800,000 (30 minutes); at most 2,147,483,647.
+   */
+  readonly sessionIdleTimeoutMs?: number;
 }
 
 /** How `serveMcp` serves: `{ transport: "stdio" }` or `{ transport: "http", port, ... }`. */
@@ -98,7 +114,18 @@ export interface ServeMcpHttpHandle extends ServeMcpHandle {
 
 const DEFINITION_KEYS = ["name", "version", "tools", "agents", "instructions", "annotations"];
 const STDIO_KEYS = ["transport"];
-const HTTP_KEYS = ["transport", "port", "host", "path", "allowedHosts", "allowedOrigins"];
+const HTTP_KEYS = [
+  "transport",
+  "port",
+  "host",
+  "path",
+  "allowedHosts",
+  "allowedOrigins",
+  "maxSessions",
+  "sessionIdleTimeoutMs",
+];
+/** The longest delay a Node.js timer takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
 const DEFINITION_PREFIX = "serveMcp(definition):";
 const OPTIONS_PREFIX = "serveMcp(options):";
 
@@ -184,6 +211,27 @@ function checkTransportOptions(options: unknown): void {
       OPTIONS_PREFIX,
       "path",
       `must be a string starting with "/", for example "/mcp", received ${describeValue(o.path)}.`,
+    );
+  }
+  if (
+    o.maxSessions !== undefined &&
+    (typeof o.maxSessions !== "number" || !Number.isSafeInteger(o.maxSessions) || o.maxSessions < 1)
+  ) {
+    throw new InvalidOptionError(
+      OPTIONS_PREFIX,
+      "maxSessions",
+      `must be a whole number >= 1, for example 1000, received ${describeValue(o.maxSessions)}.`,
+    );
+  }
+  const idle = o.sessionIdleTimeoutMs;
+  if (
+    idle !== undefined &&
+    (typeof idle !== "number" || !Number.isFinite(idle) || idle <= 0 || idle > MAX_TIMER_MS)
+  ) {
+    throw new InvalidOptionError(
+      OPTIONS_PREFIX,
+      "sessionIdleTimeoutMs",
+      `must be a number of milliseconds > 0 and at most ${MAX_TIMER_MS}, for example 1800000 (30 minutes), received ${describeValue(idle)}.`,
     );
   }
   for (const key of ["allowedHosts", "allowedOrigins"] as const) {

@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type Server as HttpServer } from "node:http";
+import {
+  createServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
 import {
@@ -27,7 +32,10 @@ export interface FaultHttpServer {
 
 /**
  * Starts the fault server over Streamable HTTP on a free loopback port, one session per
- * client. The `crash` tool drops every open connection, as a server that died would.
+ * client. The `crash` tool drops every open connection, as a server that died would. Calls
+ * of the hostile HTTP tools (see `HOSTILE_TOOLS`) are answered here, below MCP: an endless
+ * JSON body or SSE line, the `Authorization` header echoed in a tool error, a JSON-RPC error
+ * and a 401 body.
  *
  * @param mode - The fault server's mode.
  */
@@ -62,7 +70,9 @@ export async function startFaultHttpServer(
         );
         return;
       }
-      await transport.handleRequest(req, res);
+      const body = req.method === "POST" ? await readJson(req) : undefined;
+      if (answerBelowMcp(body, req.headers.authorization ?? "", res)) return;
+      await transport.handleRequest(req, res, body);
       return;
     }
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
@@ -99,4 +109,85 @@ export async function startFaultHttpServer(
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/** A request body as JSON; `undefined` when it is not JSON. */
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How much one write of an endless answer carries. */
+const FLOOD_CHUNK = Buffer.alloc(64 * 1024, "a");
+
+/**
+ * Answers a `tools/call` of a hostile HTTP tool itself; `false` for any other request.
+ *
+ * @param body - The request's JSON body.
+ * @param authorization - The request's `Authorization` header, echoed back.
+ * @param res - The response to write.
+ */
+function answerBelowMcp(body: unknown, authorization: string, res: ServerResponse): boolean {
+  const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown } };
+  if (message === null || typeof message !== "object" || message.method !== "tools/call") {
+    return false;
+  }
+  const id = message.id;
+  const reply = (payload: object) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ jsonrpc: "2.0", id, ...payload }));
+  };
+  switch (message.params?.name) {
+    case "flood_json":
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write(
+        `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`,
+      );
+      flood(res);
+      return true;
+    case "flood_sse":
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("event: message\ndata: ");
+      flood(res);
+      return true;
+    case "echo_auth":
+      reply({
+        result: {
+          content: [{ type: "text", text: `access denied for ${authorization}` }],
+          isError: true,
+        },
+      });
+      return true;
+    case "rpc_echo_auth":
+      reply({ error: { code: -32001, message: `the credential "${authorization}" has expired` } });
+      return true;
+    case "reject_auth":
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({ error: "invalid_token", error_description: `rejected ${authorization}` }),
+      );
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Writes to `res` without end, as fast as the client reads, until the client goes away. */
+function flood(res: ServerResponse): void {
+  let open = true;
+  res.once("close", () => {
+    open = false;
+  });
+  const pump = () => {
+    while (open && res.write(FLOOD_CHUNK)) {
+      // Keep writing while the socket takes it.
+    }
+    if (open) res.once("drain", pump);
+  };
+  pump();
 }

@@ -7,10 +7,22 @@ import { ProtocolError, Server, type Tool } from "@modelcontextprotocol/server";
  * the middle of a call. Never shipped: test fixture only.
  */
 
+/**
+ * What the fault server lists, chosen by the test that starts it:
+ * - `"normal"`: the base tools;
+ * - `"collide"`: two tools, `a.b` and `a_b`, that sanitise to one name;
+ * - `"hostile"`: the base tools and {@link HOSTILE_TOOLS} (a catastrophic pattern, huge and
+ *   endless answers, echoed credentials);
+ * - `"silent_list"`: never answers `tools/list`;
+ * - `"many"`: {@link MANY_TOOLS_COUNT} tools with distinct schemas, and `relist`, which says
+ *   the list changed.
+ */
+export type FaultServerMode = "normal" | "collide" | "hostile" | "silent_list" | "many";
+
 /** What the fault server does, chosen by the test that starts it. */
 export interface FaultServerOptions {
-  /** `"collide"` lists two tools, `a.b` and `a_b`, that sanitise to one name. */
-  readonly mode?: "normal" | "collide";
+  /** What it lists; see {@link FaultServerMode}. Default `"normal"`. */
+  readonly mode?: FaultServerMode;
   /** Called by the `crash` tool: ends the process (stdio) or drops every connection (HTTP). */
   readonly crash: () => void;
 }
@@ -91,6 +103,126 @@ const COLLIDING_TOOLS: Tool[] = [
   { name: "a_b", description: "Two.", inputSchema: EMPTY_INPUT },
 ];
 
+/**
+ * Tools of the `"hostile"` mode. Over HTTP, `flood_json`, `flood_sse`, `echo_auth`,
+ * `rpc_echo_auth` and `reject_auth` are answered by the HTTP layer (see
+ * `startFaultHttpServer`), which sees the request's headers and can write without end.
+ */
+export const HOSTILE_TOOLS: Tool[] = [
+  {
+    name: "redos",
+    description: "Its input pattern backtracks catastrophically in a backtracking engine.",
+    inputSchema: {
+      type: "object",
+      properties: { text: { type: "string", pattern: "^(a+)+$" } },
+      required: ["text"],
+    },
+  },
+  {
+    name: "lookahead",
+    description: "Its input pattern uses a lookahead, which a linear-time engine cannot run.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        code: { type: "string", pattern: "^(?=[A-Z])\\w+$" },
+        count: { type: "integer", maximum: 3 },
+      },
+      required: ["code"],
+    },
+  },
+  {
+    name: "keyed",
+    description: "Its patternProperties key uses a lookahead; its other key is checked.",
+    inputSchema: {
+      type: "object",
+      patternProperties: { "^(?=x)": { type: "number" }, "^n_": { type: "integer" } },
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "lookaheads",
+    description: "Five input patterns a linear-time engine cannot run, one 3,000 characters long.",
+    inputSchema: {
+      type: "object",
+      properties: Object.fromEntries(
+        ["a", "b", "c", "d"]
+          .map((key) => [key, { type: "string", pattern: `^(?=${key})` }])
+          .concat([["e", { type: "string", pattern: `^(?=e)${"e".repeat(3_000)}` }]]),
+      ),
+    },
+  },
+  {
+    name: "late_unchecked",
+    description: "A property name RE2 does not know, found only when the pattern is compiled.",
+    inputSchema: {
+      type: "object",
+      properties: { word: { type: "string", pattern: "^\\p{Letter}+$", maxLength: 5 } },
+    },
+  },
+  {
+    name: "lookahead_output",
+    description: "Its output pattern uses a lookahead; its answer does not match it.",
+    inputSchema: EMPTY_INPUT,
+    outputSchema: {
+      type: "object",
+      properties: { code: { type: "string", pattern: "^(?=[A-Z])\\w+$" } },
+    },
+  },
+  {
+    name: "redos_output",
+    description: "Its output pattern backtracks catastrophically; its answer does not match it.",
+    inputSchema: EMPTY_INPUT,
+    outputSchema: {
+      type: "object",
+      properties: { text: { type: "string", pattern: "^(a+)+$" } },
+      required: ["text"],
+    },
+  },
+  {
+    name: "huge",
+    description: "Answers with a text of `bytes` bytes.",
+    inputSchema: { type: "object", properties: { bytes: { type: "integer", minimum: 0 } } },
+  },
+  { name: "flood_json", description: "HTTP: an endless JSON body.", inputSchema: EMPTY_INPUT },
+  { name: "flood_sse", description: "HTTP: an endless SSE line.", inputSchema: EMPTY_INPUT },
+  {
+    name: "echo_auth",
+    description: "HTTP: an isError result echoing the Authorization header.",
+    inputSchema: EMPTY_INPUT,
+  },
+  {
+    name: "rpc_echo_auth",
+    description: "HTTP: a JSON-RPC error echoing the Authorization header.",
+    inputSchema: EMPTY_INPUT,
+  },
+  {
+    name: "reject_auth",
+    description: "HTTP: a 401 whose body echoes the Authorization header.",
+    inputSchema: EMPTY_INPUT,
+  },
+];
+
+/** How many tools the `"many"` mode lists (besides `relist`). */
+export const MANY_TOOLS_COUNT = 200;
+
+/** Tool `index` of the `"many"` mode: a schema of its own, with a pattern, an enum, bounds. */
+function manyTool(index: number, generation: number): Tool {
+  return {
+    name: `t${index}`,
+    description: `Tool ${index} of listing ${generation}.`,
+    inputSchema: {
+      type: "object",
+      properties: {
+        q: { type: "string", pattern: `^x${index}_${generation}[a-z]*$`, maxLength: 100 },
+        n: { type: "integer", minimum: index, maximum: index + generation + 10 },
+        tags: { type: "array", items: { enum: ["a", "b", `c${index}`, `g${generation}`] } },
+      },
+      required: ["q"],
+      additionalProperties: false,
+    },
+  };
+}
+
 const TINY_PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
@@ -107,10 +239,23 @@ export function createFaultServer(options: FaultServerOptions, stats: FaultServe
   );
   let added = false;
   let inFlight = 0;
+  let generation = 0;
 
   server.setRequestHandler("tools/list", async () => {
     if (options.mode === "collide") return { tools: [...COLLIDING_TOOLS, BASE_TOOLS[0] as Tool] };
-    const tools = [...BASE_TOOLS];
+    if (options.mode === "silent_list") return new Promise<never>(() => {});
+    if (options.mode === "many") {
+      const tools = Array.from({ length: MANY_TOOLS_COUNT }, (_, index) =>
+        manyTool(index, generation),
+      );
+      tools.push({
+        name: "relist",
+        description: "Says the list changed.",
+        inputSchema: EMPTY_INPUT,
+      });
+      return { tools };
+    }
+    const tools = [...BASE_TOOLS, ...(options.mode === "hostile" ? HOSTILE_TOOLS : [])];
     if (added) {
       tools.push({ name: "added", description: "Added at run time.", inputSchema: EMPTY_INPUT });
     }
@@ -200,7 +345,31 @@ export function createFaultServer(options: FaultServerOptions, stats: FaultServe
           return { content: [{ type: "text", text: "added" }] };
         case "stats":
           return { content: [{ type: "text", text: JSON.stringify(stats) }] };
+        case "redos":
+        case "lookahead":
+        case "lookaheads":
+        case "late_unchecked":
+        case "keyed":
+          return { content: [{ type: "text", text: `${name}:${JSON.stringify(args)}` }] };
+        case "lookahead_output":
+          return {
+            content: [{ type: "text", text: "lower" }],
+            structuredContent: { code: "lower" },
+          };
+        case "redos_output": {
+          const text = `${"a".repeat(26)}!`;
+          return { content: [{ type: "text", text }], structuredContent: { text } };
+        }
+        case "huge": {
+          const bytes = typeof args.bytes === "number" ? args.bytes : 0;
+          return { content: [{ type: "text", text: "a".repeat(bytes) }] };
+        }
+        case "relist":
+          generation++;
+          await server.sendToolListChanged();
+          return { content: [{ type: "text", text: `listing ${generation}` }] };
         default:
+          if (/^t\d+$/.test(name)) return { content: [{ type: "text", text: `${name} ok` }] };
           throw new ProtocolError(-32602, `unknown tool ${name}`);
       }
     } finally {
