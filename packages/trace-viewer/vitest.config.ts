@@ -6,8 +6,9 @@ export default mergeConfig(
   defineProject({
     test: {
       name: "@lattice/trace-viewer",
-      // Installs Debian's Chromium when it is missing (as root), or says what to install.
-      globalSetup: ["./src/browser/ensure-chromium.ts"],
+      // Installs Debian's Chromium when it is missing (as root), or says what to install;
+      // then fails the run if a test wrote into the package's files (H30).
+      globalSetup: ["./src/browser/ensure-chromium.ts", "./src/fixtures/package-tree-guard.ts"],
     },
   }),
 );

@@ -1,17 +1,10 @@
 import type { TraceEvent } from "@lattice/core";
+import { checkTraceEvent } from "./check-trace-event.js";
+import { NO_HANDLER_STATUSES, type TimelineCallStatus } from "./timeline-call-status.js";
+import { shorten } from "./timeline-text.js";
+import { TraceEventError } from "./trace-event-error.js";
 
-/** How a tool call ended, as the scheduler reports it (`tool_call_finished.status`). */
-export type TimelineCallStatus =
-  | "completed"
-  | "failed"
-  | "invalid_input"
-  | "unknown_tool"
-  | "denied"
-  | "refused"
-  | "policy_error"
-  | "cancelled"
-  | "abandoned"
-  | "timed_out";
+export type { TimelineCallStatus } from "./timeline-call-status.js";
 
 /** One tool call of a batch, with its times on the trace's clock (milliseconds). */
 export interface TimelineCall {
@@ -75,12 +68,18 @@ export interface TimelineModelCall {
 export interface TimelineBatch {
   /** When the policy decided, and what: a refusal's code and message, or a policy error. */
   policy?: { time: number; allowed: boolean; code?: string; message?: string };
-  /** The plan: its mode, concurrency cap and runs of call indices. */
+  /**
+   * The plan: its mode, concurrency cap and runs of call indices. Each call of the batch is in
+   * one run at most: an index the plan repeats, or one that names no call of the batch, is left
+   * out of `runs` and counted in `ignoredIndices` (the scheduler writes neither).
+   */
   plan?: {
     time: number;
     mode: string;
     maxConcurrency: number;
-    runs: readonly { concurrent: boolean; indices: readonly number[] }[];
+    runs: readonly { readonly concurrent: boolean; readonly indices: readonly number[] }[];
+    /** How many of the plan's indices were repeats, or named no call of the batch: not drawn. */
+    ignoredIndices: number;
   };
   /** The calls, in tool_use order. */
   readonly calls: TimelineCall[];
@@ -116,6 +115,13 @@ export interface TimelineRun {
   model?: string;
   /** The tool_use id of the agent-tool call that started it; `null` for a top-level run. */
   parentToolUseId: string | null;
+  /**
+   * Why a run that names a parent call is drawn at top level all the same: the call is not in
+   * the trace (`"unknown_parent"`), is one of the run's own calls (`"own_call"`), or the runs'
+   * parent links go round in a cycle (`"cycle"`: the run of the cycle that started first is
+   * drawn at top level, the others under it). Absent for a run drawn where it says.
+   */
+  orphan?: "unknown_parent" | "own_call" | "cycle";
   /** The first event's time. */
   startedAt: number;
   /** The last event's time. */
@@ -142,15 +148,6 @@ export interface Timeline {
   readonly modelCallCount: number;
 }
 
-const NO_HANDLER: ReadonlySet<string> = new Set([
-  "invalid_input",
-  "unknown_tool",
-  "denied",
-  "refused",
-  "policy_error",
-  "cancelled",
-]);
-
 /**
  * Turns trace events (from `onTrace`, or {@link parseTraceJsonl}) into a {@link Timeline}:
  * runs with their turns, model requests and tool calls, each call with its queued, started
@@ -158,7 +155,19 @@ const NO_HANDLER: ReadonlySet<string> = new Set([
  * nested under the call whose id their `run_started.parentToolUseId` names. A pure function;
  * events of unknown types are ignored, and a trace cut short leaves open bars open.
  *
+ * Hostile shapes are drawn in time and memory linear in the trace: a plan's repeated indices,
+ * and indices that name no call of the batch, are left out (counted in
+ * `TimelineBatch.plan.ignoredIndices`); a wait reason names five calls at most; a run whose
+ * parent call is not in the trace, is its own, or closes a cycle of parent links is put at top
+ * level (with `TimelineRun.orphan` saying why), so every call is reachable from `runs`.
+ *
+ * Each event is checked first, as {@link parseTraceJsonl} checks a line: an event the page
+ * cannot be drawn from is refused, naming its position and the field.
+ *
  * @param events - Trace events in the order they were emitted.
+ * @throws {@link TraceEventError} for an event that is not an object, has a `time` that is not
+ *   finite or is beyond ±1e15 ms, or a field of the wrong type or missing (an unknown `status`,
+ *   a `turn` that is not an integer, no `usage`, `plan` or `approvals`, ...).
  */
 export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
   const runs = new Map<string, TimelineRun>();
@@ -216,8 +225,21 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
     return owner === undefined ? undefined : callsOfTurn.get(owner)?.get(id);
   };
 
+  let position = -1;
   for (const event of events) {
-    if (typeof event?.time !== "number" || typeof event.runId !== "string") continue;
+    position++;
+    const problem = checkTraceEvent(event);
+    if (problem !== undefined) {
+      throw new TraceEventError(
+        position,
+        problem.field,
+        problem.field === ""
+          ? `Trace event ${position} ${problem.message}. Pass the events of onTrace, or of parseTraceJsonl, as they are.`
+          : `Trace event ${position} (${problem.type ?? "event"}): ${problem.message}. The timeline cannot be drawn from this event: pass the events of onTrace, or of parseTraceJsonl, as they are.`,
+      );
+    }
+    // Events of types the viewer does not know may have no run.
+    if (typeof event.runId !== "string") continue;
     if (event.time < start) start = event.time;
     if (event.time > end) end = event.time;
     const run = runOf(event);
@@ -282,7 +304,10 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
             time: event.time,
             allowed: false,
             code: "policy_error",
-            message: String((event.error as { message?: unknown }).message ?? event.error),
+            message:
+              typeof event.error === "string"
+                ? event.error
+                : ((event.error as { message?: string }).message ?? "the batch policy failed"),
           };
         } else {
           batch.policy = { time: event.time, allowed: true };
@@ -295,6 +320,7 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
           mode: event.plan.mode,
           maxConcurrency: event.plan.maxConcurrency,
           runs: event.plan.runs,
+          ignoredIndices: 0,
         };
         break;
       case "tool_call_queued": {
@@ -376,47 +402,133 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
     }
   }
 
-  const topLevel: TimelineRun[] = [];
   for (const run of runs.values()) {
     for (const turn of run.turns) if (turn.batch !== undefined) explainWaits(turn.batch);
-    const parent = run.parentToolUseId === null ? undefined : callsById.get(run.parentToolUseId);
-    if (parent !== undefined && parent.runId !== run.runId) parent.children.push(run);
+  }
+  const topLevel: TimelineRun[] = [];
+  const parentOf = placeRuns(runs, callsById);
+  for (const run of runs.values()) {
+    const parent = parentOf.get(run);
+    if (parent !== undefined) parent.children.push(run);
     else topLevel.push(run);
   }
   if (start > end) start = end = 0;
   return { start, end, runs: topLevel, callCount, modelCallCount };
 }
 
-/** Marks unsafe calls and says why each call that waited in the queue waited, from the plan. */
+/**
+ * The call each run hangs under: the one its `parentToolUseId` names, unless that call is not
+ * in the trace, is the run's own, or the links go round in a cycle; such a run is drawn at top
+ * level, with the reason in its `orphan` field. Every run is reached from a top-level one, so
+ * no call is hidden. Walks each chain of parents once, without recursion (linear in the runs).
+ */
+function placeRuns(
+  runs: ReadonlyMap<string, TimelineRun>,
+  callsById: ReadonlyMap<string, TimelineCall>,
+): Map<TimelineRun, TimelineCall> {
+  const parentOf = new Map<TimelineRun, TimelineCall>();
+  /** Runs whose place is known (under a call, or at top level), and runs on the chain walked now. */
+  const placed = new Set<TimelineRun>();
+  const onChain = new Set<TimelineRun>();
+  for (const first of runs.values()) {
+    const chain: TimelineRun[] = [];
+    let run: TimelineRun | undefined = first;
+    while (run !== undefined && !placed.has(run) && !onChain.has(run)) {
+      onChain.add(run);
+      chain.push(run);
+      const parent: TimelineCall | undefined =
+        run.parentToolUseId === null ? undefined : callsById.get(run.parentToolUseId);
+      if (run.parentToolUseId === null) run = undefined;
+      else if (parent === undefined) {
+        run.orphan = "unknown_parent";
+        run = undefined;
+      } else if (parent.runId === run.runId) {
+        run.orphan = "own_call";
+        run = undefined;
+      } else {
+        parentOf.set(run, parent);
+        run = runs.get(parent.runId);
+      }
+    }
+    if (run !== undefined && onChain.has(run)) {
+      // The chain came back to a run on it: a cycle. Its earliest run goes to the top level.
+      const cycle = chain.slice(chain.indexOf(run));
+      let earliest = cycle[0]!;
+      for (const member of cycle) if (member.startedAt < earliest.startedAt) earliest = member;
+      parentOf.delete(earliest);
+      earliest.orphan = "cycle";
+    }
+    for (const member of chain) {
+      onChain.delete(member);
+      placed.add(member);
+    }
+  }
+  return parentOf;
+}
+
+/** A list of calls for a sentence: the first few as `name (id)`, then how many more. */
+function describeCalls(calls: readonly TimelineCall[]): string {
+  const named = calls
+    .slice(0, LISTED_CALLS)
+    .map((call) => `${shorten(call.name, 40)} (${shorten(call.id, 40)})`);
+  const more = calls.length - named.length;
+  return more > 0 ? `${named.join(", ")} and ${more} more` : named.join(", ");
+}
+
+/** How many calls a wait reason names before it says "and N more". */
+const LISTED_CALLS = 5;
+
+/**
+ * Marks unsafe calls and says why each call that waited in the queue waited, from the plan.
+ * Keeps each call in the first run that names it and drops indices that name no call of the
+ * batch (counting both in `ignoredIndices`), and describes each run once: the work is linear
+ * in the plan and the calls, whatever the plan repeats.
+ */
 function explainWaits(batch: TimelineBatch): void {
   const plan = batch.plan;
   if (plan === undefined) return;
-  const byIndex = new Map(batch.calls.map((call) => [call.index, call]));
-  const describe = (indices: readonly number[]): string =>
-    indices
-      .map((index) => {
-        const call = byIndex.get(index);
-        return call === undefined ? `#${index}` : `${call.name} (${call.id})`;
-      })
-      .join(", ");
-  plan.runs.forEach((planRun, position) => {
-    const previous = plan.runs[position - 1];
-    planRun.indices.forEach((index, order) => {
-      const call = byIndex.get(index);
-      if (call === undefined) return;
-      const alone = !planRun.concurrent && plan.mode === "safe";
-      call.unsafe = alone;
-      if (call.status !== undefined && NO_HANDLER.has(call.status)) return;
-      if (previous !== undefined) {
-        const unsafePrevious = !previous.concurrent && plan.mode === "safe";
-        call.waitReason = unsafePrevious
-          ? `waited for unsafe call ${describe(previous.indices)}`
+  const byIndex = new Map<number, TimelineCall>();
+  for (const call of batch.calls) if (!byIndex.has(call.index)) byIndex.set(call.index, call);
+  const seen = new Set<number>();
+  let ignored = 0;
+  const runs: { concurrent: boolean; indices: number[] }[] = [];
+  for (const planRun of plan.runs) {
+    const indices: number[] = [];
+    for (const index of planRun.indices) {
+      if (seen.has(index) || !byIndex.has(index)) {
+        ignored++;
+        continue;
+      }
+      seen.add(index);
+      indices.push(index);
+    }
+    if (indices.length > 0) runs.push({ concurrent: planRun.concurrent, indices });
+  }
+  plan.runs = runs;
+  plan.ignoredIndices = ignored;
+  let previous: { concurrent: boolean; description: string } | undefined;
+  for (const planRun of runs) {
+    const alone = !planRun.concurrent && plan.mode === "safe";
+    const reason =
+      previous === undefined
+        ? undefined
+        : !previous.concurrent && plan.mode === "safe"
+          ? `waited for unsafe call ${previous.description}`
           : plan.mode === "sequential"
-            ? `sequential mode: waited for ${describe(previous.indices)}`
-            : `waited for the calls before it: ${describe(previous.indices)}`;
-      } else if (planRun.concurrent && order >= plan.maxConcurrency) {
+            ? `sequential mode: waited for ${previous.description}`
+            : `waited for the calls before it: ${previous.description}`;
+    planRun.indices.forEach((index, order) => {
+      const call = byIndex.get(index)!;
+      call.unsafe = alone;
+      if (call.status !== undefined && NO_HANDLER_STATUSES.has(call.status)) return;
+      if (reason !== undefined) call.waitReason = reason;
+      else if (planRun.concurrent && order >= plan.maxConcurrency) {
         call.waitReason = `waited for a free slot (concurrency cap ${plan.maxConcurrency})`;
       }
     });
-  });
+    previous = {
+      concurrent: planRun.concurrent,
+      description: describeCalls(planRun.indices.map((index) => byIndex.get(index)!)),
+    };
+  }
 }

@@ -9,6 +9,11 @@ export {
   type TimelineRun,
   type TimelineTurn,
 } from "./build-timeline.js";
-export { parseTraceJsonl } from "./parse-trace-jsonl.js";
+export {
+  type CutTraceLine,
+  type ParseTraceJsonlOptions,
+  parseTraceJsonl,
+} from "./parse-trace-jsonl.js";
 export { type RenderTimelineOptions, renderTimeline } from "./render-timeline.js";
-export { TraceParseError } from "./trace-parse-error.js";
+export { TraceEventError } from "./trace-event-error.js";
+export { TraceParseError, type TraceParseErrorOptions } from "./trace-parse-error.js";
