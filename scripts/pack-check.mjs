@@ -6,11 +6,13 @@
 // Installing @lattice/store-sqlite builds better-sqlite3 (a native module) from source when no
 // prebuilt binary can be downloaded, as here: that needs Python, make and a C++ compiler and
 // adds about a minute, but works offline (only the npm registry is needed).
+// Each tarball is linted first (lint-tarball.mjs: publint, attw, the packed exports).
 // Needs `pnpm build` first. Exits non-zero on any failure.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { lintTarball } from "./lint-tarball.mjs";
 
 const root = resolve(import.meta.dirname, "..");
 const packages = [
@@ -41,6 +43,7 @@ const pnpm = (args, cwd) =>
 
 try {
   const tarballs = {};
+  const problems = [];
   for (const name of packages) {
     const dir = join(root, "packages", name);
     const before = new Set(readdirSync(work));
@@ -48,7 +51,14 @@ try {
     const file = readdirSync(work).find((entry) => !before.has(entry) && entry.endsWith(".tgz"));
     const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
     tarballs[manifest.name] = `file:${join(work, file)}`;
+    problems.push(...(await lintTarball(join(work, file), manifest)));
   }
+  if (problems.length > 0) {
+    throw new Error(`pack check: the packed packages have problems:\n${problems.join("\n")}`);
+  }
+  console.log(
+    `pack check: ${packages.length} tarballs clean under publint (strict) and attw (esm-only)`,
+  );
   const project = join(work, "project");
   mkdirSync(project);
   writeFileSync(
