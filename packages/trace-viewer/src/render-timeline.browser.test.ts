@@ -557,10 +557,13 @@ describe.skipIf(chromiumPath === null)("the timeline in headless Chromium (O7–
       await page.setViewportSize({ width, height: 700 });
       const column = () =>
         page.$eval("main .row .label", (label) => label.getBoundingClientRect().width);
-      // The slider starts at the column's real width.
-      expect(
-        Number(await page.$eval("#label-width", (input) => (input as HTMLInputElement).value)),
-      ).toBeCloseTo(await column(), -1);
+      // The slider starts at the column's real width (after the page's resize handler ran: the
+      // resize event comes after setViewportSize resolves).
+      const slider = () =>
+        page.$eval("#label-width", (input) => Number((input as HTMLInputElement).value));
+      await expect
+        .poll(async () => Math.abs((await slider()) - (await column())), { timeout: 2_000 })
+        .toBeLessThan(5);
       await page.focus("#label-width");
       for (let step = 0; step < steps; step++) await page.keyboard.press("ArrowRight");
       if (steps > 0) expect(await column()).toBeGreaterThan(200);
