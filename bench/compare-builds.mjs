@@ -1,5 +1,6 @@
 // `node --expose-gc bench/compare-builds.mjs <other checkout>`: CPU per turn of the plain
-// stateless run (no session, no approvals), this checkout's build against another checkout's
+// stateless run (no session, no approvals), and of the same run logged in a session of the
+// memory store (a fresh session per run, deleted after it), this checkout's build against another checkout's
 // (for example the previous release: `git worktree add /tmp/prev <commit>`, then install and
 // build there). Runs of the two builds alternate one by one in one process, so drift (JIT,
 // GC, a neighbour's load) hits both alike; the figure is this build's CPU ÷ the other's,
@@ -37,15 +38,16 @@ const median = (v) => {
 };
 const server = await startModelServer();
 const rows = [];
-for (const [toolCount, stream] of [
-  [1, false],
-  [10, false],
-  [1, true],
-  [10, true],
+for (const [toolCount, stream, session] of [
+  [1, false, false],
+  [10, false, false],
+  [1, true, false],
+  [10, true, false],
+  [1, false, true],
 ]) {
   const agents = {};
   for (const key of ["old", "new"]) {
-    const { createAgent, tool } = builds[key].lattice;
+    const { createAgent, memorySessionStore, tool } = builds[key].lattice;
     const { z } = builds[key];
     agents[key] = createAgent({
       apiKey: "bench",
@@ -53,6 +55,7 @@ for (const [toolCount, stream] of [
       model: `loop-${toolCount}`,
       stream,
       maxTurns: 50,
+      ...(session ? { sessionStore: memorySessionStore() } : {}),
       tools: Array.from({ length: toolCount }, (_, i) =>
         tool(`t${i}`, "d", z.object({ n: z.number() }), ({ n }) => ({ content: String(n) }), {
           isConcurrencySafe: () => true,
@@ -60,9 +63,13 @@ for (const [toolCount, stream] of [
       ),
     });
   }
+  let runs = 0;
   const once = async (key) => {
-    const r = await agents[key].run("go");
+    const agent = agents[key];
+    const sessionId = session ? `bench-${runs++}` : undefined;
+    const r = await agent.run("go", sessionId === undefined ? {} : { sessionId });
     if (r.numTurns !== TURNS) throw new Error(`turns ${r.numTurns}`);
+    if (sessionId !== undefined) await agent.sessionStore.delete(sessionId);
   };
   for (let i = 0; i < 40; i++) {
     await once("old");
@@ -81,7 +88,7 @@ for (const [toolCount, stream] of [
     ratios.push(total.new / total.old);
   }
   rows.push(
-    `| ${toolCount} tool(s), ${stream ? "streaming" : "non-streaming"} | ${median(ratios).toFixed(3)} | ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)} |`,
+    `| ${toolCount} tool(s), ${stream ? "streaming" : "non-streaming"}${session ? ", memory-store session" : ""} | ${median(ratios).toFixed(3)} | ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)} |`,
   );
 }
 server.close();
