@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { RecordedRequest, ScriptedBlock, ScriptedTurn } from "@lattice/providers/testing";
+import type { RecordedRequest, ScriptedBlock, ScriptedTurn } from "agent-lattice/testing";
 import { ticketOf } from "./tickets.js";
 
 /** A content block as it travels in an Anthropic Messages request. */

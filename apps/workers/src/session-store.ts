@@ -1,9 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { SessionStore } from "@lattice/core";
 import { postgresSessionStore } from "@lattice/store-postgres";
 import { redisSessionStore } from "@lattice/store-redis";
 import { sqliteSessionStore } from "@lattice/store-sqlite";
+import type { SessionStore } from "agent-lattice";
 
 /** Where the run logs are kept, as `--store` names it. */
 export type StoreSpec =

@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { createRunQueue } from "@lattice/bullmq";
-import type { SessionStore } from "@lattice/core";
+import type { SessionStore } from "agent-lattice";
 import type { CommonSettings, WorkerSettings } from "./args.js";
 import { CallTracker, callKey } from "./call-tracker.js";
 import { checkExecutions, type Death } from "./check-executions.js";

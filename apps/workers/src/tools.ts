@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { type AnyToolDefinition, type ToolContext, tool } from "@lattice/tools";
+import { type AnyToolDefinition, type ToolContext, tool } from "agent-lattice";
 import { z } from "zod/v4";
 import { describeCustomer, describeService, describeTicket, SERVICES } from "./tickets.js";
 

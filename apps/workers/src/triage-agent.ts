@@ -1,5 +1,5 @@
-import type { AgentOptions, TraceEvent } from "@lattice/core";
-import { createScriptedModelServer } from "@lattice/providers/testing";
+import type { AgentOptions, TraceEvent } from "agent-lattice";
+import { createScriptedModelServer } from "agent-lattice/testing";
 import { offlineTurn } from "./offline-script.js";
 import { type CallEvent, triageTools } from "./tools.js";
 

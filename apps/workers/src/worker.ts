@@ -1,5 +1,5 @@
 import { createRunWorker } from "@lattice/bullmq";
-import type { TraceEvent } from "@lattice/core";
+import type { TraceEvent } from "agent-lattice";
 import { openSessionStore, type StoreSpec } from "./session-store.js";
 import type { CallEvent } from "./tools.js";
 import { AGENT_NAME, openTriageAgent } from "./triage-agent.js";
