@@ -7,7 +7,7 @@ import type {
   ModelToolSpec,
 } from "@lattice/providers";
 import type { ApprovalDecision } from "@lattice/scheduler";
-import { createAbortError } from "@lattice/scheduler/internal";
+import { catchRejection, createAbortError } from "@lattice/scheduler/internal";
 import {
   type AnyToolDefinition,
   BUILTIN_TOOL_NAMES,
@@ -33,7 +33,6 @@ import { memorySessionStore } from "./memory-session-store.js";
 import { MessageChannel } from "./message-channel.js";
 import {
   type AgentRuntime,
-  catchRejection,
   type RunPlacement,
   type RunStart,
   runAgent,

@@ -16,7 +16,7 @@ import {
   type ToolCallOutcome,
   type ToolCallStatus,
 } from "@lattice/scheduler";
-import { createAbortError, raceAbort } from "@lattice/scheduler/internal";
+import { catchRejection, createAbortError, raceAbort } from "@lattice/scheduler/internal";
 import {
   type AnyToolDefinition,
   InvalidOptionError,
@@ -1362,20 +1362,6 @@ export function combineTraces(
     },
     failures: () => failures,
   };
-}
-
-/**
- * When a callback returned a promise (an `async` listener), handles its rejection with
- * `onRejected`, so that it never becomes an unhandled rejection (H1). Internal.
- */
-export function catchRejection(returned: unknown, onRejected: () => void): void {
-  if (
-    returned !== null &&
-    (typeof returned === "object" || typeof returned === "function") &&
-    typeof (returned as { then?: unknown }).then === "function"
-  ) {
-    Promise.resolve(returned).then(undefined, onRejected);
-  }
 }
 
 /** Options of {@link endRun}. Checked strictly. */

@@ -1,6 +1,6 @@
 import type { ModelProviderV1 } from "@lattice/providers";
 import { AbortError } from "@lattice/scheduler";
-import { createAbortError } from "@lattice/scheduler/internal";
+import { catchRejection, createAbortError } from "@lattice/scheduler/internal";
 import { InvalidOptionError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { resolveProvider } from "./agent-options.js";
@@ -17,7 +17,7 @@ import {
 import { createMemberRuntime, type MemberRuntime } from "./member-runtime.js";
 import { HandoffError } from "./multi-agent-errors.js";
 import { prefixedRandomId } from "./random-id.js";
-import { catchRejection, runAgent } from "./run-agent.js";
+import { runAgent } from "./run-agent.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
 
 /**

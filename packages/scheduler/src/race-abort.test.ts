@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { raceAbort } from "./race-abort.js";
+import { catchRejection, raceAbort } from "./race-abort.js";
 
 describe("raceAbort", () => {
   it("resolves or rejects like the promise while the signal does not abort", async () => {
@@ -41,5 +41,33 @@ describe("raceAbort", () => {
     controller.abort();
     await pending;
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+});
+
+describe("catchRejection", () => {
+  it("H1: a listener's rejected promise or thenable goes to onRejected, never unhandled; other values are ignored", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const rejected: string[] = [];
+      catchRejection(Promise.reject(new Error("async listener")), () => rejected.push("promise"));
+      const thenable = {
+        // biome-ignore lint/suspicious/noThenProperty: a thenable that is not a Promise is the case tested.
+        then: (_: unknown, reject: (reason: unknown) => void) => reject("thenable"),
+      };
+      catchRejection(thenable, () => rejected.push("thenable"));
+      catchRejection(Promise.resolve(1), () => rejected.push("resolved"));
+      // biome-ignore lint/suspicious/noThenProperty: an object whose then is no function is no thenable.
+      const notThenable = { then: 1 };
+      for (const value of [undefined, null, 0, "text", notThenable]) {
+        catchRejection(value, () => rejected.push(String(value)));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(rejected.sort()).toEqual(["promise", "thenable"]);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 });

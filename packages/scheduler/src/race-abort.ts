@@ -38,6 +38,15 @@ export function raceAbort<T>(
   });
 }
 
+/**
+ * When a callback returned a promise or another thenable (an `async` listener), handles its
+ * rejection with `onRejected`, so that it never becomes an unhandled rejection (H1); any other
+ * returned value is ignored. Internal: the Lattice packages' one way of calling listeners.
+ */
+export function catchRejection(returned: unknown, onRejected: () => void): void {
+  if (isThenable(returned)) Promise.resolve(returned).then(undefined, onRejected);
+}
+
 /** Whether `value` is a promise or another thenable. Internal. */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
