@@ -1,25 +1,12 @@
 import type { TraceEvent } from "@lattice/core";
 
 /** How a tool call ended, as the scheduler reports it (`tool_call_finished.status`). */
-export type TimelineCallStatus =
-  | "completed"
-  | "failed"
-  | "invalid_input"
-  | "unknown_tool"
-  | "denied"
-  | "refused"
-  | "policy_error"
-  | "cancelled"
-  | "abandoned"
-  | "timed_out";
-
-/** The statuses `@lattice/core`'s `tool_call_finished` events carry. */
-type CoreCallStatus = Extract<TraceEvent, { type: "tool_call_finished" }>["status"];
+export type TimelineCallStatus = Extract<TraceEvent, { type: "tool_call_finished" }>["status"];
 
 /**
  * Whether a call that ended so ran its handler. Keyed by every status, once: the compiler
- * refuses a key missing from, or not in, {@link TimelineCallStatus} or `@lattice/core`'s
- * statuses, so the lists made from it cannot drift apart.
+ * refuses a key missing from, or not in, `@lattice/core`'s statuses, so the lists made from
+ * it cannot drift apart.
  */
 const HANDLER_RAN: Readonly<Record<TimelineCallStatus, boolean>> = {
   completed: true,
@@ -32,7 +19,7 @@ const HANDLER_RAN: Readonly<Record<TimelineCallStatus, boolean>> = {
   cancelled: false,
   abandoned: true,
   timed_out: true,
-} satisfies Record<CoreCallStatus, boolean>;
+};
 
 /** Every way a tool call can end: what `tool_call_finished.status` is checked against. */
 export const TIMELINE_CALL_STATUSES = Object.keys(HANDLER_RAN) as readonly TimelineCallStatus[];
