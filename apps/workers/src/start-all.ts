@@ -40,7 +40,7 @@ interface WorkerProcess {
  * with an IPC channel to report their steps and calls), enqueues the runs, prints the results,
  * stops the workers, and prints who took each step and which tool calls ran more than once.
  * With `killOne`, SIGKILLs a worker in the middle of a tool call once a quarter of the calls
- * have ended; a worker killed from outside (`kill -9 <pid>`) is noticed the same way.
+ * have ended, just after it starts one; a worker killed from outside (`kill -9 <pid>`) is noticed the same way.
  *
  * @param options - {@link StartAllOptions}.
  * @returns Whether every run succeeded and no call whose result was logged ran again.
@@ -86,9 +86,11 @@ export async function startAll(options: StartAllOptions): Promise<boolean> {
   const onReport = (report: WorkerReport) => {
     tracker.record(report);
     if (!options.killOne || killed !== undefined || report.kind !== "call") return;
-    if (tracker.ended < threshold) return;
+    // The kill follows a call's start, never its end: a call seen in flight at an end report
+    // may be about to finish, and its result logged, before the signal lands.
+    if (report.phase !== "start" || tracker.ended < threshold) return;
     const victim = workers.find(
-      (worker) => worker.child.exitCode === null && tracker.inFlight(worker.name).length > 0,
+      (worker) => worker.name === report.worker && worker.child.exitCode === null,
     );
     if (victim === undefined) return;
     killed = victim;
