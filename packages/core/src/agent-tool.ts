@@ -8,7 +8,8 @@ import {
 } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { agentToolInput, choiceField, textField, validateToolOptions } from "./agent-tool-input.js";
-import { callAgent, nextLink, parentRunOf } from "./call-agent.js";
+import { callAgent, nextLink } from "./call-agent.js";
+import { parentRunOf } from "./child-runs.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { assertMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
 import { createMemberRuntime } from "./member-runtime.js";

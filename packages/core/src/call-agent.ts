@@ -1,7 +1,8 @@
 import type { ToolContext, ToolHandlerResult } from "@lattice/tools";
+import { type ParentRun, parentRunOf } from "./child-runs.js";
 import type { MemberRuntime } from "./member-runtime.js";
 import { AgentDepthError } from "./multi-agent-errors.js";
-import { type RunContext, runAgent, runContextOf } from "./run-agent.js";
+import { runAgent } from "./run-agent.js";
 import type { SDKResultMessage } from "./sdk-message.js";
 
 /**
@@ -9,11 +10,6 @@ import type { SDKResultMessage } from "./sdk-message.js";
  * of agents (first agent = depth 0) deeper than this is refused with an {@link AgentDepthError}.
  */
 export const DEFAULT_MAX_DEPTH = 8;
-
-/** The run a tool call belongs to, when it runs inside a Lattice run. Internal. */
-export function parentRunOf(context: ToolContext): RunContext | undefined {
-  return runContextOf(context);
-}
 
 /** Where the next agent of a chain would stand. Internal. */
 export interface NextLink {
@@ -36,7 +32,7 @@ export interface NextLink {
  */
 export function nextLink(
   prefix: string,
-  parent: RunContext | undefined,
+  parent: ParentRun | undefined,
   member: string,
   maxDepth: number | undefined,
 ): NextLink {
@@ -84,7 +80,7 @@ export async function callAgent(
     // A parent step whose lease lapsed stops its child run too (H28).
     mayStart: parent?.mayStart,
   });
-  parent?.addUsage(result.usage);
+  parent?.reportUsage(context.toolUseId, result.usage);
   if (!result.isError) return { content: result.result };
   return { content: failureText(name, result), isError: true };
 }

@@ -24,6 +24,7 @@ import {
   type ValidatedAgentOptions,
   validateAgentOptions,
 } from "./agent-options.js";
+import type { AgentRuntime } from "./agent-runtime.js";
 import { checkApprovalDecisions } from "./check-approval-decisions.js";
 import { checkHistory } from "./check-history.js";
 import { contentBlocksProblem } from "./content-blocks-problem.js";
@@ -31,13 +32,9 @@ import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { assertMailbox, type Mailbox } from "./mailbox.js";
 import { memorySessionStore } from "./memory-session-store.js";
 import { MessageChannel } from "./message-channel.js";
-import {
-  type AgentRuntime,
-  type RunPlacement,
-  type RunStart,
-  runAgent,
-  runSteps,
-} from "./run-agent.js";
+import { driveRun, runAgent } from "./run-agent.js";
+import type { RunPlacement } from "./run-placement.js";
+import type { RunStart } from "./run-start.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
 import type { SessionStore } from "./session-store.js";
 import { checkSessionId } from "./session-store-arguments.js";
@@ -472,7 +469,7 @@ function assemble<TContext>(
         ...(options.takeMail !== undefined ? { beforeModelCall: options.takeMail } : {}),
         ...(options.chain !== undefined ? { chain: options.chain } : {}),
       };
-      const outcome = await runSteps(
+      const outcome = await driveRun(
         await prepared.getRuntime(),
         {
           kind: "step",

@@ -34,11 +34,11 @@ export {
   type DelegateToolOptions,
   delegateTool,
 } from "./delegate-tool.js";
+export { type EndRunOptions, endRun } from "./end-run.js";
 export { type JsonlTraceWriter, jsonlTraceWriter, type TraceSink } from "./jsonl-trace-writer.js";
 export { createInMemoryMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
 export { memorySessionStore } from "./memory-session-store.js";
 export { AgentDepthError, HandoffError } from "./multi-agent-errors.js";
-export { type EndRunOptions, endRun } from "./run-agent.js";
 export {
   type DecisionsEntry,
   type InterruptEntry,

@@ -1,4 +1,5 @@
 import type { ModelProviderV1 } from "@lattice/providers";
+import type { AgentRuntime } from "./agent-runtime.js";
 import {
   type CheckedAgentOptions,
   checkAgentOptions,
@@ -8,7 +9,6 @@ import {
   prepareAgent,
 } from "./create-agent.js";
 import type { AgentDefinition } from "./define-agent.js";
-import type { AgentRuntime } from "./run-agent.js";
 
 /**
  * A member agent ready to run inside another run or a team: its definition checked once,

@@ -1,5 +1,5 @@
 import type { ToolResultBlock } from "@lattice/providers";
-import { RunLogState } from "./run-log.js";
+import { type ReplyEntry, type RunLogEntry, RunLogState } from "./run-log.js";
 import type { SDKAssistantMessage, SDKUserMessage } from "./sdk-message.js";
 import type { SessionEntry } from "./session-store.js";
 
@@ -35,37 +35,56 @@ export function stepMessages(
   const state = new RunLogState();
   const found: (SDKAssistantMessage | SDKUserMessage)[] = [];
   for (const stored of entries) {
-    const batchBefore = state.run?.batch;
-    const completeBefore = batchBefore?.complete === true;
     const entry = state.load(sessionId, stored);
     if (entry.runId !== runId) continue;
-    if (entry.type === "reply" && wantsReply && entry.turn === turn) {
-      found.push({
-        type: "assistant",
-        message: entry.message,
-        stopReason: entry.stopReason,
-        sessionId,
-        runId,
-        parentToolUseId: null,
-      });
-    }
-    if (
-      entry.type === "tool_result" &&
-      !wantsReply &&
-      state.run?.numTurns === turn &&
-      !completeBefore &&
-      state.run.batch === batchBefore &&
-      state.run.batch?.complete === true
-    ) {
-      const last = state.messages[state.messages.length - 1]!;
-      found.push({
-        type: "user",
-        message: { role: "user", content: last.content as ToolResultBlock[] },
-        sessionId,
-        runId,
-        parentToolUseId: null,
-      });
-    }
+    const message = messageOfEntry(entry, state, sessionId, null);
+    if (message === undefined) continue;
+    // A reply is its turn's model step; the results of its batch are the step after it.
+    const wanted =
+      message.type === "assistant"
+        ? wantsReply && (entry as ReplyEntry).turn === turn
+        : !wantsReply && state.run?.numTurns === turn;
+    if (wanted) found.push(message);
   }
   return found;
+}
+
+/**
+ * The SDK message an entry gives once it is applied to `state`, if any (R3): a reply's
+ * `assistant` message, or the `user` message of a batch's results when this entry completed
+ * the batch. The live message stream and {@link stepMessages} derive messages with it alone,
+ * so a step's messages rebuilt from the log are the ones its run emitted. Internal.
+ *
+ * @param entry - The entry, just applied to `state`.
+ * @param state - The log folded up to and including `entry`.
+ */
+export function messageOfEntry(
+  entry: RunLogEntry,
+  state: RunLogState,
+  sessionId: string,
+  parentToolUseId: string | null,
+): SDKAssistantMessage | SDKUserMessage | undefined {
+  if (entry.type === "reply") {
+    return {
+      type: "assistant",
+      message: entry.message,
+      stopReason: entry.stopReason,
+      sessionId,
+      runId: entry.runId,
+      parentToolUseId,
+    };
+  }
+  if (entry.type !== "tool_result") return undefined;
+  const batch = state.run?.batch;
+  // An entry of a batch that is complete now, and was not before it (a later result of the
+  // same id is refused or ignored, so it is not the one the batch keeps).
+  if (batch?.complete !== true || batch.results.get(entry.toolUseId) !== entry) return undefined;
+  const last = state.messages[state.messages.length - 1]!;
+  return {
+    type: "user",
+    message: { role: "user", content: last.content as ToolResultBlock[] },
+    sessionId,
+    runId: entry.runId,
+    parentToolUseId,
+  };
 }

@@ -1,0 +1,107 @@
+import { createAbortError } from "@lattice/scheduler/internal";
+import { takeAllChildUsage } from "./child-runs.js";
+import { toJson } from "./error-message.js";
+import { storeFailure } from "./load-session.js";
+import type { RunEnv, StepOutcome } from "./run-env.js";
+import { addUsage, RUN_LOG_VERSION, type RunFinishedEntry } from "./run-log.js";
+import { appendEntry } from "./run-log-sink.js";
+import { durationSinceStart, runResult } from "./run-result.js";
+import type { SDKResultMessage } from "./sdk-message.js";
+import { SessionConflictError } from "./session-store.js";
+
+/**
+ * The finish step: appends the run's `run_finished` entry and stores it, or, for a run paused
+ * for approvals (its log ends with the interrupt, R14), appends nothing; then builds the result
+ * from the log ({@link runResult}), traces and emits it. A run whose end could not be stored
+ * says so in its result, unless its caller must see the failure: a conflict (R8), a step.
+ *
+ * @returns The result message (also emitted).
+ */
+export async function finishRun(
+  env: RunEnv,
+  ending: Exclude<StepOutcome, undefined | { type: "interrupt" }> | { type: "interrupted" },
+): Promise<SDKResultMessage> {
+  const { run, writer } = env;
+  const extra = takeAllChildUsage(env);
+  let storeError: string | undefined;
+  if (ending.type === "finish") {
+    const usage = { ...run.usage };
+    if (extra !== undefined) addUsage(usage, extra);
+    const base = {
+      v: RUN_LOG_VERSION,
+      type: "run_finished",
+      runId: env.runId,
+      subtype: ending.subtype,
+      result: ending.result,
+    } as const;
+    const rest = {
+      errors: ending.errors,
+      // A model call that failed counts as a turn, though no reply was logged.
+      numTurns: ending.numTurns ?? run.numTurns,
+      usage,
+    };
+    const entry: RunFinishedEntry =
+      ending.structuredResult !== undefined
+        ? { ...base, structuredResult: toJson(ending.structuredResult), ...rest }
+        : { ...base, ...rest };
+    if (writer === undefined || writer.failure !== undefined) {
+      // Not stored, but the result's messages are the conversation as the log would give it
+      // once the run ended (calls left without results answered or left out, H24), so that
+      // they can be sent again with query(prompt, { messages }).
+      env.state.apply(entry);
+    } else {
+      appendEntry(env, entry);
+      const failure = await writer.flush();
+      if (failure !== undefined) {
+        if (failure instanceof SessionConflictError) {
+          throw storeFailure(failure, writer, "finish");
+        }
+        // A step's caller retries the step: an end that is not in the log is no end.
+        if (env.stepping !== undefined) throw storeFailure(failure, writer, "finish the run");
+        storeError = storeFailure(failure, writer, "finish the run").message;
+      }
+    }
+  }
+  const message = runResult(run, env.state, {
+    sessionId: env.sessionId,
+    parentToolUseId: env.placement.parentToolUseId,
+    // A run taken step by step (by workers) lasts from its first step, not this one's start.
+    durationMs:
+      env.stepping !== undefined ? durationSinceStart(run) : performance.now() - env.startedAt,
+    storeError,
+    extraUsage: ending.type === "finish" ? undefined : extra,
+  });
+  env.trace?.({
+    type: "run_finished",
+    time: performance.now(),
+    sessionId: env.sessionId,
+    runId: env.runId,
+    subtype: message.subtype,
+    numTurns: message.numTurns,
+    durationMs: message.durationMs,
+    usage: message.usage,
+  });
+  const traceErrors = env.traceFailures();
+  const final = traceErrors > 0 ? { ...message, traceErrors } : message;
+  env.placement.emit(final);
+  return final;
+}
+
+/**
+ * Traces the run's abort and gives the error it rejects with: an `AbortError`, or, for a step
+ * stopped because its lease no longer holds, the fence's error (H28).
+ */
+export function abortedError(env: RunEnv): Error {
+  env.trace?.({
+    type: "run_aborted",
+    time: performance.now(),
+    sessionId: env.sessionId,
+    runId: env.runId,
+    numTurns: env.run.numTurns,
+    durationMs: performance.now() - env.startedAt,
+  });
+  const stopped = env.fencing?.stop.signal;
+  return stopped?.aborted === true
+    ? (stopped.reason as Error)
+    : createAbortError(env.signal.reason);
+}
