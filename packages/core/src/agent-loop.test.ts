@@ -2,7 +2,6 @@ import { createScriptedModelServer, type ScriptedModelServer } from "@lattice/pr
 import { tool } from "@lattice/tools";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod/v4";
-import { checkAgentOptions, prepareAgent } from "./create-agent.js";
 import {
   type AgentOptions,
   createAgent,
@@ -12,6 +11,7 @@ import {
   type SDKUserMessage,
   type TraceEvent,
 } from "./index.js";
+import { checkAgentOptions, prepareAgent } from "./prepare-agent.js";
 import { runAgent } from "./run-agent.js";
 
 let server: ScriptedModelServer;

@@ -1,4 +1,14 @@
 export type {
+  Agent,
+  AgentQuery,
+  AgentStepResult,
+  AsyncDisposeWhereKnown,
+  Prompt,
+  QueryOptions,
+  ResumeOptions,
+  StepOptions,
+} from "./agent.js";
+export type {
   AgentHooks,
   BeforeToolCallHookResult,
   ToolResultHookEvent,
@@ -16,18 +26,7 @@ export {
 } from "./agent-tool.js";
 export { DEFAULT_MAX_DEPTH } from "./call-agent.js";
 export { checkApprovalDecisions } from "./check-approval-decisions.js";
-export {
-  type Agent,
-  type AgentQuery,
-  type AgentStepResult,
-  type AsyncDisposeWhereKnown,
-  createAgent,
-  createBareAgent,
-  type Prompt,
-  type QueryOptions,
-  type ResumeOptions,
-  type StepOptions,
-} from "./create-agent.js";
+export { createAgent, createBareAgent } from "./create-agent.js";
 export { type AgentDefinition, defineAgent, isAgentDefinition } from "./define-agent.js";
 export {
   type DelegateToolInput,

@@ -1,5 +1,6 @@
 import type { ModelProviderV1 } from "@lattice/providers";
 import type { AgentRuntime } from "./agent-runtime.js";
+import type { AgentDefinition } from "./define-agent.js";
 import {
   type CheckedAgentOptions,
   checkAgentOptions,
@@ -7,8 +8,7 @@ import {
   type InheritedModel,
   type PreparedAgent,
   prepareAgent,
-} from "./create-agent.js";
-import type { AgentDefinition } from "./define-agent.js";
+} from "./prepare-agent.js";
 
 /**
  * A member agent ready to run inside another run or a team: its definition checked once,

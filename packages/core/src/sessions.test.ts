@@ -3,7 +3,6 @@ import { createScriptedModelServer, type ScriptedModelServer } from "@lattice/pr
 import { type ToolContext, tool } from "@lattice/tools";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod/v4";
-import { checkAgentOptions, prepareAgent } from "./create-agent.js";
 import {
   type AgentOptions,
   agentTool,
@@ -16,6 +15,7 @@ import {
   type SessionEntry,
   type SessionStore,
 } from "./index.js";
+import { checkAgentOptions, prepareAgent } from "./prepare-agent.js";
 import { runAgent } from "./run-agent.js";
 
 let server: ScriptedModelServer;

@@ -6,7 +6,6 @@ import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { resolveProvider } from "./agent-options.js";
 import { validateMaxDepth } from "./agent-tool.js";
 import { DEFAULT_MAX_DEPTH, failureText } from "./call-agent.js";
-import type { InheritedModel } from "./create-agent.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import {
   assertMailbox,
@@ -16,6 +15,7 @@ import {
 } from "./mailbox.js";
 import { createMemberRuntime, type MemberRuntime } from "./member-runtime.js";
 import { HandoffError } from "./multi-agent-errors.js";
+import type { InheritedModel } from "./prepare-agent.js";
 import { prefixedRandomId } from "./random-id.js";
 import { runAgent } from "./run-agent.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
