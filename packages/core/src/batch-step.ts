@@ -11,8 +11,9 @@ import type { ToolContext } from "@lattice/tools";
 import { takeChildUsage } from "./child-runs.js";
 import { errorMessage, toJson } from "./error-message.js";
 import { abortedError } from "./finish-run.js";
+import type { RunStep } from "./next-step.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
-import { RUN_LOG_VERSION, type RunStep, type ToolResultEntry } from "./run-log.js";
+import { RUN_LOG_VERSION, type ToolResultEntry } from "./run-log-entry.js";
 import { appendEntry, settleStep } from "./run-log-sink.js";
 import { toToolBatchTraceEvent } from "./trace-event.js";
 

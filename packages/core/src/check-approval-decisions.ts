@@ -2,7 +2,7 @@ import { MAX_TOOL_INPUT_DEPTH, MAX_TOOL_INPUT_LENGTH } from "@lattice/providers"
 import { InvalidOptionError } from "@lattice/tools";
 import { describeValue } from "@lattice/tools/internal";
 import { describeObject, isPlainObject, plainJsonProblem } from "./plain-json-problem.js";
-import type { LoggedDecision } from "./run-log.js";
+import type { LoggedDecision } from "./run-log-entry.js";
 import type { JsonValue } from "./session-store.js";
 
 /**

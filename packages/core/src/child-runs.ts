@@ -2,9 +2,9 @@ import type { ModelProviderV1 } from "@lattice/providers";
 import type { ToolContext, ToolRunInfo } from "@lattice/tools";
 import type { Mailbox } from "./mailbox.js";
 import type { RunEnv } from "./run-env.js";
-import { addUsage, type UsageTotals, zeroUsage } from "./run-log.js";
 import type { RunUsage, SDKMessage } from "./sdk-message.js";
 import type { TraceEvent } from "./trace-event.js";
+import { addUsage, type UsageTotals, zeroUsage } from "./usage-totals.js";
 
 /**
  * What a Lattice run offers the agent runs its tool calls start (agent tools, delegation): the

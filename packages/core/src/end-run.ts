@@ -1,15 +1,11 @@
 import { InvalidOptionError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { loadSession, storeLabel } from "./load-session.js";
-import {
-  RUN_LOG_VERSION,
-  type RunFinishedEntry,
-  type RunLogEntry,
-  RunLogState,
-  SessionError,
-} from "./run-log.js";
+import { RUN_LOG_VERSION, type RunFinishedEntry, type RunLogEntry } from "./run-log-entry.js";
+import { RunLogState } from "./run-log-state.js";
 import { durationSinceStart, runResult } from "./run-result.js";
 import type { SDKResultMessage } from "./sdk-message.js";
+import { SessionError } from "./session-error.js";
 import type { SessionEntry, SessionStore } from "./session-store.js";
 import { checkSessionId } from "./session-store-arguments.js";
 import { checkStepLease, leaseLapsed, type StepLease } from "./step-lease.js";

@@ -3,11 +3,12 @@ import { takeAllChildUsage } from "./child-runs.js";
 import { toJson } from "./error-message.js";
 import { storeFailure } from "./load-session.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
-import { addUsage, RUN_LOG_VERSION, type RunFinishedEntry } from "./run-log.js";
+import { RUN_LOG_VERSION, type RunFinishedEntry } from "./run-log-entry.js";
 import { appendEntry } from "./run-log-sink.js";
 import { durationSinceStart, runResult } from "./run-result.js";
 import type { SDKResultMessage } from "./sdk-message.js";
 import { SessionConflictError } from "./session-store.js";
+import { addUsage } from "./usage-totals.js";
 
 /**
  * The finish step: appends the run's `run_finished` entry and stores it, or, for a run paused

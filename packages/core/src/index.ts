@@ -50,10 +50,8 @@ export {
   type RunLogEntry,
   type RunResumedEntry,
   type RunStartedEntry,
-  SessionError,
-  type SessionErrorCode,
   type ToolResultEntry,
-} from "./run-log.js";
+} from "./run-log-entry.js";
 export type {
   RunUsage,
   SDKAssistantMessage,
@@ -64,6 +62,7 @@ export type {
   SDKSystemMessage,
   SDKUserMessage,
 } from "./sdk-message.js";
+export { SessionError, type SessionErrorCode } from "./session-error.js";
 export {
   type JsonValue,
   type SessionAppendOptions,

@@ -4,7 +4,7 @@ import { finishRun } from "./finish-run.js";
 import { storeFailure } from "./load-session.js";
 import { randomToken } from "./random-id.js";
 import type { RunEnv } from "./run-env.js";
-import { type PendingApproval, RUN_LOG_VERSION } from "./run-log.js";
+import { type PendingApproval, RUN_LOG_VERSION } from "./run-log-entry.js";
 import { appendEntry } from "./run-log-sink.js";
 import type { SDKResultMessage } from "./sdk-message.js";
 import { SessionConflictError, type SessionEntry } from "./session-store.js";

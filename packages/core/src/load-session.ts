@@ -1,7 +1,9 @@
 import type { LatticeError } from "@lattice/tools";
 import { describeValue } from "@lattice/tools/internal";
 import { errorMessage } from "./error-message.js";
-import { type RunLogEntry, type RunLogState, SessionError } from "./run-log.js";
+import type { RunLogEntry } from "./run-log-entry.js";
+import type { RunLogState } from "./run-log-state.js";
+import { SessionError } from "./session-error.js";
 import {
   SessionConflictError,
   SessionFencedError,

@@ -3,7 +3,7 @@ import { raceAbort } from "@lattice/scheduler/internal";
 import { errorMessage } from "./error-message.js";
 import { abortedError } from "./finish-run.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
-import { RUN_LOG_VERSION } from "./run-log.js";
+import { RUN_LOG_VERSION } from "./run-log-entry.js";
 import { appendEntry, settleStep } from "./run-log-sink.js";
 import type { RunUsage } from "./sdk-message.js";
 

@@ -2,23 +2,23 @@ import type { ContentBlock, ModelMessage } from "@lattice/providers";
 import { describeValue } from "@lattice/tools/internal";
 import type { AgentRuntime } from "./agent-runtime.js";
 import { loadSession, storeLabel } from "./load-session.js";
+import type { LoggedRun } from "./logged-run.js";
 import { randomId } from "./random-id.js";
 import type { RunEnv, StepFencing } from "./run-env.js";
 import {
   type LoggedDecision,
-  type LoggedRun,
   type PendingApproval,
   RUN_LOG_VERSION,
   type RunLogEntry,
-  RunLogState,
-  SessionError,
-} from "./run-log.js";
+} from "./run-log-entry.js";
 import { emitEntryMessages } from "./run-log-sink.js";
+import { RunLogState } from "./run-log-state.js";
 import type { RunPlacement } from "./run-placement.js";
 import { durationSinceStart, runResult } from "./run-result.js";
 import type { RunStart } from "./run-start.js";
 import { combineTraces } from "./run-trace.js";
 import type { SDKResultMessage } from "./sdk-message.js";
+import { SessionError } from "./session-error.js";
 import { SessionConflictError } from "./session-store.js";
 import { SessionWriter } from "./session-writer.js";
 import { leaseLapsed } from "./step-lease.js";

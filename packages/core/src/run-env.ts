@@ -1,18 +1,15 @@
 import type { BeforeToolCall, ToolBatchPendingApproval } from "@lattice/scheduler";
 import type { ToolRunInfo } from "@lattice/tools";
 import type { AgentRuntime } from "./agent-runtime.js";
-import type {
-  LoggedDecision,
-  LoggedRun,
-  RunLogEntry,
-  RunLogState,
-  UsageTotals,
-} from "./run-log.js";
+import type { LoggedRun } from "./logged-run.js";
+import type { LoggedDecision, RunLogEntry } from "./run-log-entry.js";
+import type { RunLogState } from "./run-log-state.js";
 import type { RunPlacement } from "./run-placement.js";
 import type { SDKResultSubtype } from "./sdk-message.js";
 import type { SessionWriter } from "./session-writer.js";
 import type { StepLease } from "./step-lease.js";
 import type { TraceEvent } from "./trace-event.js";
+import type { UsageTotals } from "./usage-totals.js";
 
 /**
  * A run taken one step at a time (`agent.step()`): the step the caller expects, and the one

@@ -1,6 +1,6 @@
 import { storeFailure } from "./load-session.js";
 import type { EntryObserver, RunEnv, StepOutcome } from "./run-env.js";
-import type { RunLogEntry } from "./run-log.js";
+import type { RunLogEntry } from "./run-log-entry.js";
 import { SessionConflictError, type SessionEntry } from "./session-store.js";
 import { messageOfEntry } from "./step-messages.js";
 

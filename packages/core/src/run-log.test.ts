@@ -14,7 +14,8 @@ import {
   SessionError,
   stepMessages,
 } from "./index.js";
-import { nextStep, RunLogState } from "./run-log.js";
+import { nextStep } from "./next-step.js";
+import { RunLogState } from "./run-log-state.js";
 
 let server: ScriptedModelServer;
 beforeEach(async () => {

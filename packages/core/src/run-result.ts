@@ -1,4 +1,5 @@
-import type { LoggedRun, RunLogState } from "./run-log.js";
+import type { LoggedRun } from "./logged-run.js";
+import type { RunLogState } from "./run-log-state.js";
 import type { RunUsage, SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
 
 /** What a result says beyond the log: how long the run took, and a failure to finish. */

@@ -1,5 +1,5 @@
 import type { ContentBlock, ModelMessage } from "@lattice/providers";
-import type { LoggedDecision } from "./run-log.js";
+import type { LoggedDecision } from "./run-log-entry.js";
 import type { SessionStore } from "./session-store.js";
 import type { StepLease } from "./step-lease.js";
 

@@ -5,7 +5,7 @@ import type {
   StopReason,
   ToolResultBlock,
 } from "@lattice/providers";
-import type { PendingApproval } from "./run-log.js";
+import type { PendingApproval } from "./run-log-entry.js";
 
 /**
  * Token counts of a run, added up over every model call, and over the child runs of agent

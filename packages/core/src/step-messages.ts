@@ -1,5 +1,6 @@
 import type { ToolResultBlock } from "@lattice/providers";
-import { type ReplyEntry, type RunLogEntry, RunLogState } from "./run-log.js";
+import type { ReplyEntry, RunLogEntry } from "./run-log-entry.js";
+import { RunLogState } from "./run-log-state.js";
 import type { SDKAssistantMessage, SDKUserMessage } from "./sdk-message.js";
 import type { SessionEntry } from "./session-store.js";
 

@@ -1,6 +1,6 @@
 import type { StopReason } from "@lattice/providers";
 import type { ToolBatchEvent } from "@lattice/scheduler";
-import type { PendingApproval } from "./run-log.js";
+import type { PendingApproval } from "./run-log-entry.js";
 import type { RunUsage, SDKResultSubtype } from "./sdk-message.js";
 
 /** Fields every trace event carries. `time` is monotonic (`performance.now()`, milliseconds). */

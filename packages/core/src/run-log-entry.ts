@@ -1,0 +1,133 @@
+import type { ContentBlock, ModelMessage, StopReason, ToolResultBlock } from "@lattice/providers";
+import type { RunUsage, SDKResultSubtype } from "./sdk-message.js";
+import type { JsonValue } from "./session-store.js";
+
+/**
+ * The schema version of the run log entries this release writes (R1). A log holding an entry
+ * of a higher version was written by a newer Lattice and is refused with a
+ * {@link SessionError} of code `"session_log_version"`.
+ */
+export const RUN_LOG_VERSION = 1;
+
+/** Fields every run log entry carries. */
+interface RunLogEntryBase {
+  /** The entry's schema version ({@link RUN_LOG_VERSION} for entries this release writes). */
+  readonly v: number;
+  /** The run the entry belongs to. */
+  readonly runId: string;
+}
+
+/** A run began: its prompt, and the caller's history when it continued one (R1, R4). */
+export interface RunStartedEntry extends RunLogEntryBase {
+  readonly type: "run_started";
+  /** When the run began (ISO 8601). */
+  readonly time: string;
+  /** A conversation the caller kept (`query(prompt, { messages })`), sent before the prompt. */
+  readonly history?: readonly ModelMessage[];
+  /** The prompt, as a user message. */
+  readonly message: ModelMessage;
+}
+
+/** An unfinished run was taken up again by `resume()` (R18); the run keeps its `runId`. */
+export interface RunResumedEntry extends RunLogEntryBase {
+  readonly type: "run_resumed";
+  /** When the run was resumed (ISO 8601). */
+  readonly time: string;
+}
+
+/** The model's reply of one turn, exactly as the model sent it. */
+export interface ReplyEntry extends RunLogEntryBase {
+  readonly type: "reply";
+  /** The 1-based turn of the run. */
+  readonly turn: number;
+  /** The assistant message. */
+  readonly message: { readonly role: "assistant"; readonly content: readonly ContentBlock[] };
+  /** Why the model stopped. */
+  readonly stopReason: StopReason;
+  /** The tokens this model call used. */
+  readonly usage: RunUsage;
+}
+
+/** One tool call's result, appended the moment it settled (one entry per call, R1). */
+export interface ToolResultEntry extends RunLogEntryBase {
+  readonly type: "tool_result";
+  /** The `tool_use` block this result answers. */
+  readonly toolUseId: string;
+  /** The tool's name, as the model called it. */
+  readonly toolName: string;
+  /** How the call ended (`"completed"`, `"failed"`, `"refused"`, ...). */
+  readonly status: string;
+  /** The `tool_result` block sent to the model. */
+  readonly block: ToolResultBlock;
+  /** Set when the tool asked to end the run (T8). */
+  readonly endTurn?: true;
+  /** The tool's `structuredResult`, when it ended the run with one (T11). */
+  readonly structuredResult?: JsonValue;
+  /** Tokens that agent tools' child runs used while the call ran. */
+  readonly usage?: RunUsage;
+}
+
+/** Team mail delivered to the run at a turn boundary: sent to the model with the next step. */
+export interface MailEntry extends RunLogEntryBase {
+  readonly type: "mail";
+  /** The texts, one text block each, appended to the last user message. */
+  readonly texts: readonly string[];
+}
+
+/** A call that waits for a person's decision (R14), as the log and the result show it. */
+export interface PendingApproval {
+  /** The id to answer in `resume(sessionId, { decisions: { [approvalId]: decision } })`; unguessable. */
+  readonly approvalId: string;
+  /** The `tool_use` block of the call. */
+  readonly toolUseId: string;
+  /** The tool called. */
+  readonly toolName: string;
+  /** The tool's kind (`"tool"`, `"agent_tool"`, `"builtin"`, `"mcp"`). */
+  readonly kind: string;
+  /** The input as the model sent it. */
+  readonly input: JsonValue;
+}
+
+/** The run paused: some calls of the latest reply need a person's decision; none ran (R14). */
+export interface InterruptEntry extends RunLogEntryBase {
+  readonly type: "interrupt";
+  /** The calls waiting, in tool_use order. */
+  readonly approvals: readonly PendingApproval[];
+}
+
+/** A person's decision on a pending call, as the log keeps it (R15). */
+export type LoggedDecision =
+  | { readonly approved: true; readonly input?: JsonValue }
+  | { readonly approved: false; readonly reason?: string };
+
+/** The decisions `resume()` brought for an interrupt, by approval id (R15). */
+export interface DecisionsEntry extends RunLogEntryBase {
+  readonly type: "decisions";
+  readonly decisions: { readonly [approvalId: string]: LoggedDecision };
+}
+
+/** The run ended; its result (everything but the conversation, which the log already holds). */
+export interface RunFinishedEntry extends RunLogEntryBase {
+  readonly type: "run_finished";
+  readonly subtype: SDKResultSubtype;
+  readonly result: string;
+  readonly structuredResult?: JsonValue;
+  readonly errors: readonly string[];
+  readonly numTurns: number;
+  readonly usage: RunUsage;
+}
+
+/**
+ * One entry of a session's run log (R1): plain JSON with a schema version `v`, discriminated on
+ * `type`. The conversation sent to the model is derived from these entries and nothing else
+ * (R2). Written by the agent loop; a {@link SessionStore} keeps them without reading them.
+ */
+export type RunLogEntry =
+  | RunStartedEntry
+  | RunResumedEntry
+  | ReplyEntry
+  | ToolResultEntry
+  | MailEntry
+  | InterruptEntry
+  | DecisionsEntry
+  | RunFinishedEntry;

@@ -1,0 +1,213 @@
+import type { ContentBlock, ModelMessage, ToolResultBlock } from "@lattice/providers";
+import type { TextBlock } from "@lattice/tools";
+import { checkLogEntry } from "./check-log-entry.js";
+import type { LoggedRun, OpenBatch } from "./logged-run.js";
+import { duplicateToolUseId, toolUsesOf } from "./reply-content.js";
+import type { LoggedDecision, RunLogEntry } from "./run-log-entry.js";
+import type { SessionEntry } from "./session-store.js";
+import { addUsage, zeroUsage } from "./usage-totals.js";
+
+/**
+ * A run log folded into what the loop needs: the conversation (R2) and the state of the latest
+ * run. Entries are applied one at a time, as they are appended or loaded, so a long run never
+ * re-reads its log.
+ */
+export class RunLogState {
+  readonly #messages: ModelMessage[] = [];
+  /**
+   * Mail texts to append to the last message (a user message), not yet merged into it: merged
+   * once, when the conversation is read, so that a run of many mail entries costs linear time.
+   */
+  #mail: TextBlock[] | undefined;
+  /** The latest run, once a `run_started` entry was applied. */
+  run: LoggedRun | undefined;
+  /** How many entries were applied. */
+  size = 0;
+
+  /**
+   * The conversation, derived from the entries (R2): what the next model call is sent. A
+   * message is never changed in place once in it (a merge replaces it).
+   */
+  get messages(): ModelMessage[] {
+    if (this.#mail !== undefined) this.#mergeMail();
+    return this.#messages;
+  }
+
+  /**
+   * Checks one entry of a stored log and applies it: the one place where a stored log is
+   * folded (loading a session for a prompt, `resume()`, `step()`, `endRun()`,
+   * `stepMessages()`). The entry must have the fields of its type and fit the log before it
+   * (H24, the rules `checkLogEntry` checks). Constant work per entry beyond its own size, so
+   * loading stays linear in the log.
+   *
+   * @param sessionId - The session, for the error.
+   * @param stored - The entry as the store gave it; its index is the count applied so far.
+   * @returns The entry, typed.
+   * @throws {@link SessionError} `"session_log_version"` or `"session_log_invalid"`, naming the
+   *   session, the entry's index and the rule it breaks; nothing was applied then.
+   */
+  load(sessionId: string, stored: SessionEntry): RunLogEntry {
+    const entry = checkLogEntry(sessionId, stored, this.size, this.run);
+    this.apply(entry);
+    return entry;
+  }
+
+  /** Applies one entry (already checked) to the conversation and the run. */
+  apply(entry: RunLogEntry): void {
+    this.size++;
+    switch (entry.type) {
+      case "run_started": {
+        if (entry.history !== undefined) for (const message of entry.history) this.#push(message);
+        this.#push(entry.message);
+        this.run = {
+          runId: entry.runId,
+          startedTime: entry.time,
+          finished: false,
+          finishedEntry: undefined,
+          numTurns: 0,
+          usage: zeroUsage(),
+          lastReply: undefined,
+          batch: undefined,
+          pending: undefined,
+          decisions: undefined,
+        };
+        return;
+      }
+      case "run_resumed":
+        return;
+      case "reply": {
+        const run = this.run!;
+        this.#push(entry.message);
+        run.numTurns = entry.turn;
+        addUsage(run.usage, entry.usage);
+        run.lastReply = entry;
+        const toolUses = toolUsesOf(entry.message.content);
+        run.batch =
+          toolUses.length === 0
+            ? undefined
+            : {
+                toolUses,
+                ids: new Set(toolUses.map((call) => call.id)),
+                results: new Map(),
+                complete: false,
+              };
+        run.decisions = undefined;
+        return;
+      }
+      case "tool_result": {
+        const run = this.run!;
+        const batch = run.batch;
+        if (entry.usage !== undefined) addUsage(run.usage, entry.usage);
+        if (batch === undefined || batch.complete) return;
+        batch.results.set(entry.toolUseId, entry);
+        if (batch.results.size < batch.toolUses.length) return;
+        batch.complete = true;
+        const content: ToolResultBlock[] = [];
+        for (const call of batch.toolUses) {
+          const result = batch.results.get(call.id);
+          if (result !== undefined) content.push(result.block);
+        }
+        this.#push({ role: "user", content });
+        return;
+      }
+      case "mail": {
+        const texts: TextBlock[] = entry.texts.map((text) => ({ type: "text", text }));
+        const pending = this.#mail;
+        if (pending !== undefined) {
+          for (const text of texts) pending.push(text);
+          return;
+        }
+        const messages = this.#messages;
+        const last = messages[messages.length - 1];
+        if (last !== undefined && last.role === "user" && Array.isArray(last.content)) {
+          this.#mail = texts;
+        } else {
+          this.#push({ role: "user", content: texts });
+        }
+        return;
+      }
+      case "interrupt":
+        this.run!.pending = entry.approvals;
+        return;
+      case "decisions": {
+        const run = this.run!;
+        // Decisions add up within a batch: a resumed batch may pause again for other calls.
+        const decisions = run.decisions ?? new Map<string, LoggedDecision>();
+        for (const approval of run.pending ?? []) {
+          if (!Object.hasOwn(entry.decisions, approval.approvalId)) continue;
+          const decision = entry.decisions[approval.approvalId];
+          if (decision !== undefined) decisions.set(approval.toolUseId, decision);
+        }
+        run.decisions = decisions;
+        run.pending = undefined;
+        return;
+      }
+      case "run_finished": {
+        const run = this.run!;
+        run.finished = true;
+        run.finishedEntry = entry;
+        const batch = run.batch;
+        if (batch !== undefined && !batch.complete) this.#closeBatch(batch);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Makes the conversation one the next prompt can be sent on when a run ended with calls
+   * that have no result (a reply that repeated a tool_use id, H13; a resumed run that failed
+   * before its calls ran): the API refuses a tool_use without its tool_result. When the
+   * reply's ids are distinct, each call without a logged result is answered with an
+   * `is_error` result saying so, next to the results that were logged, so the model sees what
+   * ran. When an id repeats, no call ran (H13) and no result could tell the calls apart: the
+   * reply's tool_use blocks are left out, its other blocks kept (the reply is left out when
+   * nothing else remains). The log itself is not changed.
+   */
+  #closeBatch(batch: OpenBatch): void {
+    const messages = this.messages;
+    // While a batch is open nothing follows its reply in the conversation.
+    const reply = messages[messages.length - 1];
+    if (duplicateToolUseId(batch.toolUses) !== undefined) {
+      if (reply === undefined || reply.role !== "assistant" || !Array.isArray(reply.content)) {
+        return;
+      }
+      const kept = (reply.content as readonly ContentBlock[]).filter(
+        (block) => block.type !== "tool_use",
+      );
+      if (kept.length === 0) messages.pop();
+      else messages[messages.length - 1] = { role: "assistant", content: kept };
+      return;
+    }
+    const content: ToolResultBlock[] = batch.toolUses.map(
+      (call) =>
+        batch.results.get(call.id)?.block ?? {
+          type: "tool_result",
+          tool_use_id: call.id,
+          content: [
+            {
+              type: "text",
+              text: `Tool call "${call.name}" (${call.id}) has no result: its run ended before the call settled (it may have started, or never ran).`,
+            },
+          ],
+          is_error: true,
+        },
+    );
+    this.#push({ role: "user", content });
+  }
+
+  /** Adds a message after the last, once pending mail is merged into the last. */
+  #push(message: ModelMessage): void {
+    if (this.#mail !== undefined) this.#mergeMail();
+    this.#messages.push(message);
+  }
+
+  /** Merges the pending mail texts into the last message (a user message with blocks). */
+  #mergeMail(): void {
+    const messages = this.#messages;
+    const last = messages[messages.length - 1]!;
+    const content = [...(last.content as readonly ContentBlock[])];
+    for (const text of this.#mail!) content.push(text);
+    messages[messages.length - 1] = { role: "user", content };
+    this.#mail = undefined;
+  }
+}
