@@ -27,6 +27,7 @@ export {
 export { DEFAULT_MAX_DEPTH } from "./call-agent.js";
 export { checkApprovalDecisions } from "./check-approval-decisions.js";
 export { createAgent, createBareAgent } from "./create-agent.js";
+export { createTeam } from "./create-team.js";
 export { type AgentDefinition, defineAgent, isAgentDefinition } from "./define-agent.js";
 export {
   type DelegateToolInput,
@@ -81,22 +82,19 @@ export {
 export type { StepLease } from "./step-lease.js";
 export { type StepMessagesOptions, stepMessages } from "./step-messages.js";
 export { PARALLEL_TOOL_CALLS_GUIDANCE } from "./system-prompt.js";
-export {
-  createTeam,
-  mailboxMessageText,
-  mailboxReply,
-  type Team,
-  type TeamAgentMessageEvent,
-  type TeamEvent,
-  type TeamEventBase,
-  type TeamMailDeliveredEvent,
-  type TeamMailPostedEvent,
-  type TeamOptions,
-  type TeamRunFailedEvent,
-  type TeamRunFinishedEvent,
-  type TeamRunOptions,
-  type TeamRunStartedEvent,
-} from "./team.js";
+export type { Team, TeamRunOptions } from "./team.js";
+export type {
+  TeamAgentMessageEvent,
+  TeamEvent,
+  TeamEventBase,
+  TeamMailDeliveredEvent,
+  TeamMailPostedEvent,
+  TeamRunFailedEvent,
+  TeamRunFinishedEvent,
+  TeamRunStartedEvent,
+} from "./team-event.js";
+export { mailboxMessageText, mailboxReply } from "./team-mail.js";
+export type { TeamOptions } from "./team-options.js";
 export type {
   ApprovalDecidedTraceEvent,
   ApprovalRequestedTraceEvent,
