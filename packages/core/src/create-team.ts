@@ -1,13 +1,13 @@
 import { AbortError } from "@lattice/scheduler";
 import { catchRejection, createAbortError } from "@lattice/scheduler/internal";
 import { describeValue } from "@lattice/tools/internal";
-import { resolveProvider } from "./agent-options.js";
 import { failureText } from "./call-agent.js";
 import type { Mailbox, MailboxMessage } from "./mailbox.js";
 import type { MemberRuntime } from "./member-runtime.js";
 import { HandoffError } from "./multi-agent-errors.js";
 import type { InheritedModel } from "./prepare-agent.js";
 import { prefixedRandomId } from "./random-id.js";
+import { resolveProvider } from "./resolve-provider.js";
 import { runAgent } from "./run-agent.js";
 import type { SDKResultMessage } from "./sdk-message.js";
 import type { Team } from "./team.js";

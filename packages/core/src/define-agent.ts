@@ -1,6 +1,6 @@
 import { InvalidOptionError } from "@lattice/tools";
 import type { AgentOptions } from "./agent-options.js";
-import { validateAgentOptions } from "./agent-options.js";
+import { validateAgentOptions } from "./validate-agent-options.js";
 
 const DEFINITION: unique symbol = Symbol.for("lattice.agentDefinition");
 

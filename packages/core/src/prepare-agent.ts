@@ -9,16 +9,13 @@ import {
   type ToolSource,
 } from "@lattice/tools";
 import { describeValue } from "@lattice/tools/internal";
-import {
-  type AgentOptions,
-  assertUniqueToolNames,
-  resolveProvider,
-  type ValidatedAgentOptions,
-  validateAgentOptions,
-} from "./agent-options.js";
+import type { AgentOptions } from "./agent-options.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
+import { resolveProvider } from "./resolve-provider.js";
 import { buildSystemPrompt, hasConcurrentTools } from "./system-prompt.js";
+import { type ValidatedAgentOptions, validateAgentOptions } from "./validate-agent-options.js";
+import { assertUniqueToolNames } from "./validate-agent-tools.js";
 
 /** Which factory assembles an agent: `createAgent` or `createBareAgent`. Internal. */
 export type Flavor = "standard" | "bare";
