@@ -41,4 +41,10 @@ export interface LoggedRun {
   pending: readonly PendingApproval[] | undefined;
   /** The decisions on the latest batch's calls, by tool_use id (R15). */
   decisions: Map<string, LoggedDecision> | undefined;
+  /**
+   * The approval ids each `decisions` entry of the run answered, one set per entry in log order
+   * (R15): how a resume delivered twice (a worker died after storing its decisions) finds them
+   * already stored.
+   */
+  readonly answeredApprovalIds: ReadonlySet<string>[];
 }

@@ -70,6 +70,7 @@ export class RunLogState {
           batch: undefined,
           pending: undefined,
           decisions: undefined,
+          answeredApprovalIds: [],
         };
         return;
       }
@@ -140,6 +141,7 @@ export class RunLogState {
         }
         run.decisions = decisions;
         run.pending = undefined;
+        run.answeredApprovalIds.push(new Set(Object.keys(entry.decisions)));
         return;
       }
       case "run_finished": {

@@ -452,6 +452,43 @@ describe("a damaged run log is refused where it is folded (H24)", () => {
   });
 });
 
+describe("what the folded log says about a run's decisions (R15)", () => {
+  it("R15: each decisions entry of a run is kept as the approval ids it answered, in log order, and a new run starts with none", () => {
+    const twoInterrupts: SessionEntry = {
+      v: RUN_LOG_VERSION,
+      type: "interrupt",
+      runId: "r1",
+      approvals: [
+        { approvalId: "appr_a", toolUseId: "a", toolName: "echo", kind: "tool", input: {} },
+        { approvalId: "appr_b", toolUseId: "b", toolName: "echo", kind: "tool", input: {} },
+      ],
+    };
+    const state = new RunLogState();
+    for (const entry of [
+      started(),
+      reply(1, [call("a"), call("b"), call("c")]),
+      twoInterrupts,
+      decided({ appr_a: { approved: true }, appr_b: { approved: false } }),
+      result("a"),
+      result("b"),
+      // The resumed batch paused again, for its last call.
+      interrupted("appr_c", "c"),
+      decided({ appr_c: { approved: true } }),
+    ]) {
+      state.load("s1", entry);
+    }
+    const run = state.run!;
+    expect(run.answeredApprovalIds).toEqual([new Set(["appr_a", "appr_b"]), new Set(["appr_c"])]);
+    for (const entry of [result("c"), reply(2, [text("done")]), finished(2), started("r2")]) {
+      state.load("s1", entry);
+    }
+    expect(state.run!.runId).toBe("r2");
+    expect(state.run!.answeredApprovalIds).toEqual([]);
+    // The finished run's record keeps what it answered.
+    expect(run.answeredApprovalIds).toHaveLength(2);
+  });
+});
+
 describe("a run that ended with calls without results (H24)", () => {
   const body = (index: number) =>
     server.requests[index]?.body as { messages: { role: string; content: unknown }[] };
