@@ -2,5 +2,9 @@ import { defineConfig } from "tsup";
 import { packageBuild } from "../../tsup.shared.js";
 
 export default defineConfig(
-  packageBuild({ index: "src/index.ts", testing: "src/testing/index.ts" }),
+  packageBuild({
+    index: "src/index.ts",
+    testing: "src/testing/index.ts",
+    internal: "src/internal.ts",
+  }),
 );
