@@ -28,6 +28,7 @@ import {
   type RedisConnection,
   waitUntilReady,
 } from "./connection.js";
+import { decisionsLogged } from "./decisions-logged.js";
 import { RunQueueError } from "./errors.js";
 import { FanOut } from "./fan-out.js";
 import { RunKeys, stepJobId } from "./keys.js";
@@ -1121,28 +1122,4 @@ function abortError(reason: string): Error {
   const error = new Error(`Run aborted: ${reason}`);
   error.name = "AbortError";
   return error;
-}
-
-/**
- * Whether the run log already holds these decisions for the run (a `decisions` entry of the
- * run with the same approval ids): a resume delivered again after its worker stored them.
- */
-async function decisionsLogged(
-  store: SessionStore,
-  sessionId: string,
-  runId: string,
-  decisions: { readonly [approvalId: string]: unknown },
-): Promise<boolean> {
-  const ids = Object.keys(decisions).sort().join("\n");
-  const { entries } = await store.load(sessionId);
-  return entries.some((entry) => {
-    const logged = entry as { type?: unknown; runId?: unknown; decisions?: unknown };
-    return (
-      logged.type === "decisions" &&
-      logged.runId === runId &&
-      typeof logged.decisions === "object" &&
-      logged.decisions !== null &&
-      Object.keys(logged.decisions).sort().join("\n") === ids
-    );
-  });
 }
