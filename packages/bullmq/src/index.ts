@@ -14,10 +14,6 @@ export {
   type RunQueueOptions,
   type RunResultOptions,
 } from "./run-queue.js";
-export {
-  createRunWorker,
-  type RunWorker,
-  type RunWorkerOptions,
-  type RunWorkerStepInfo,
-} from "./run-worker.js";
+export { createRunWorker, type RunWorker } from "./run-worker.js";
+export type { RunWorkerOptions, RunWorkerStepInfo } from "./run-worker-options.js";
 export type { ApprovalDecisions } from "./step-job.js";

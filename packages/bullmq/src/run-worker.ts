@@ -1,10 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import {
-  type Agent,
-  type AgentDefinition,
-  type AgentOptions,
   type AgentStepResult,
-  createAgent,
   endRun,
   type Mailbox,
   type MailboxMessage,
@@ -13,19 +9,16 @@ import {
   type SDKMessage,
   type SDKResultMessage,
   SessionFencedError,
-  type SessionStore,
   stepMessages,
 } from "@lattice/core";
-import { type AnyToolDefinition, InvalidOptionError, isToolSource } from "@lattice/tools";
-import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
+import type { AnyToolDefinition } from "@lattice/tools";
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from "bullmq";
+import { buildAgents } from "./build-agents.js";
 import {
-  checkConnection,
   closeClient,
   duplicateClient,
   type OpenedClient,
   openClient,
-  type RedisConnection,
   waitUntilReady,
 } from "./connection.js";
 import { decisionsLogged } from "./decisions-logged.js";
@@ -33,16 +26,7 @@ import { RunQueueError } from "./errors.js";
 import { FanOut } from "./fan-out.js";
 import { RunKeys, stepJobId } from "./keys.js";
 import { type SessionLease, takeSessionLease } from "./lease.js";
-import {
-  checkName,
-  checkPositive,
-  DEFAULT_CONNECT_TIMEOUT_MS,
-  DEFAULT_PREFIX,
-  DEFAULT_QUEUE_NAME,
-  DEFAULT_STEP_ATTEMPTS,
-  DEFAULT_STEP_BACKOFF_MS,
-  stepJobOptions,
-} from "./run-queue.js";
+import { checkRunWorkerOptions, type RunWorkerOptions } from "./run-worker-options.js";
 import {
   encodeRecord,
   RECORD_FIELD,
@@ -50,113 +34,6 @@ import {
   type StepJobData,
   type StreamRecord,
 } from "./step-job.js";
-
-/** What a worker's `context` function is told about the step it prepares. */
-export interface RunWorkerStepInfo {
-  /** The name the run was enqueued with (a key of the worker's `agents`). */
-  readonly agentName: string;
-  /** The run's session. */
-  readonly sessionId: string;
-  /** The run. */
-  readonly runId: string;
-  /** The step the job was made for; `undefined` for a resume (it takes whatever is next). */
-  readonly step: number | undefined;
-}
-
-/** Options of {@link createRunWorker}. Checked strictly. */
-export interface RunWorkerOptions<TContext = unknown> {
-  /** Where Redis is: a URL, ioredis options, or your ioredis client (never closed by Lattice). */
-  readonly connection: RedisConnection;
-  /** The queue to work for. Default `"lattice-runs"`. */
-  readonly name?: string;
-  /** BullMQ's key prefix, as the queue's. Default `"lattice"`. */
-  readonly prefix?: string;
-  /**
-   * The agents this worker runs, by the name producers enqueue them under: agent options or
-   * definitions (the worker creates each agent on `sessionStore`), or agents created with
-   * `sessionStore` as their store.
-   */
-  readonly agents: {
-    readonly [agentName: string]: AgentOptions | AgentDefinition | Agent<TContext>;
-  };
-  /**
-   * Where every run's log is: one store all workers share (Postgres, Redis, SQLite on one
-   * host). It must fence its appends and say so with `fencedAppends: true`
-   * (`SessionAppendOptions.fence` of `@lattice/core`, the `H28:` checks of the conformance
-   * suite), as the Lattice stores do: each step's appends carry its lease's fence, so a worker
-   * frozen past its lease can log nothing (H28). A store without it is refused.
-   */
-  readonly sessionStore: SessionStore;
-  /** Steps this worker takes at once (D10). Default 8. */
-  readonly concurrency?: number;
-  /** The value tools read as `ctx.context` in each step (R9): made per step, never stored. */
-  readonly context?: (step: RunWorkerStepInfo) => TContext | Promise<TContext>;
-  /** Attempts of each step job before its run ends as failed. Default 5. */
-  readonly stepAttempts?: number;
-  /** First retry delay of a failed step, doubled per attempt. Default 1,000 ms. */
-  readonly stepBackoffMs?: number;
-  /**
-   * BullMQ's job lock: a worker that stops renewing it (killed, frozen) loses its step to
-   * another worker after about this long (D5). Default 30,000 ms.
-   */
-  readonly lockDurationMs?: number;
-  /**
-   * How often BullMQ looks for stalled jobs. Default: `lockDurationMs`. An idle worker also
-   * waits for new jobs no longer than this (5 s at most), so that it takes a stalled step over
-   * soon after finding it.
-   */
-  readonly stalledIntervalMs?: number;
-  /**
-   * How long a session's lease lasts without renewal (one step at a time, D10). Default:
-   * `lockDurationMs`. A step stops (starts no call, appends nothing) once its lease has gone
-   * this long, less a margin, without a renewal that Redis answered (H28).
-   */
-  readonly leaseMs?: number;
-  /** How long `ready()` waits for Redis. Default 5,000 ms. */
-  readonly connectTimeoutMs?: number;
-  /** How long an ended run's messages and records stay in Redis. Default one day. */
-  readonly keepEndedRunsMs?: number;
-  /**
-   * Tools whose calls run as jobs of their own, on any worker of the queue (D6), by name: for
-   * long calls worth spreading over machines. The batch still runs under its plan — policy
-   * first, the cap, unsafe calls alone, results in tool_use order — with the step's worker
-   * waiting for each call job. Every worker of the queue needs the same agents and
-   * `fanOutTools`. Only for agents given as options or definitions; not for agent tools.
-   * Default: none.
-   */
-  readonly fanOutTools?: readonly string[];
-  /** Fanned-out calls this worker runs at once. Default: `concurrency`. */
-  readonly callConcurrency?: number;
-  /**
-   * Receives the worker's own failures (Redis unreachable, a record that could not be
-   * written); step failures are retried and end up in the run's result instead. Also told of
-   * each step the worker dropped because its session lease no longer held (a
-   * `SessionFencedError`, code `"session_fenced"`: the worker was frozen or cut off past its
-   * lease, H28), and of a session store whose fence was ahead of Redis's (`RunQueueError`
-   * `fence_behind`). Default: none.
-   */
-  readonly onError?: (error: Error) => void;
-}
-
-const WORKER_OPTION_KEYS = [
-  "connection",
-  "name",
-  "prefix",
-  "agents",
-  "sessionStore",
-  "concurrency",
-  "context",
-  "stepAttempts",
-  "stepBackoffMs",
-  "lockDurationMs",
-  "stalledIntervalMs",
-  "leaseMs",
-  "connectTimeoutMs",
-  "keepEndedRunsMs",
-  "fanOutTools",
-  "callConcurrency",
-  "onError",
-] as const;
 
 /** A worker taking the steps of runs on a queue (D3, D4). */
 export interface RunWorker {
@@ -215,55 +92,9 @@ class LeaseGone extends Error {
 export function createRunWorker<TContext = unknown>(
   options: RunWorkerOptions<TContext>,
 ): RunWorker {
-  assertKnownOptions(options, WORKER_OPTION_KEYS, "RunWorkerOptions:");
-  const prefixText = "RunWorkerOptions:";
-  checkConnection(prefixText, options.connection);
-  const name = checkName(prefixText, "name", options.name, DEFAULT_QUEUE_NAME);
-  const prefix = checkName(prefixText, "prefix", options.prefix, DEFAULT_PREFIX);
-  const store = options.sessionStore;
-  if (store === null || typeof store !== "object" || typeof store.append !== "function") {
-    throw new InvalidOptionError(
-      prefixText,
-      "sessionStore",
-      `is required: the SessionStore every worker of the queue shares (postgresSessionStore, redisSessionStore, ...), received ${describeValue(store)}.`,
-    );
-  }
-  if (store.fencedAppends !== true) {
-    throw new InvalidOptionError(
-      prefixText,
-      "sessionStore",
-      `must fence its appends, and ${store.name ?? "the store given"} does not declare fencedAppends: true. Without fencing, a worker frozen past its session lease could log results that the worker that took its step over logs too (H28). Use memorySessionStore, sqliteSessionStore, postgresSessionStore or redisSessionStore, or make your store honour SessionAppendOptions.fence, pass the H28 checks of sessionStoreConformance (@lattice/core/testing) and declare fencedAppends: true.`,
-    );
-  }
-  const fanOutTools = checkFanOutTools(options.fanOutTools, options.agents);
-  const concurrency = checkPositive(prefixText, "concurrency", options.concurrency, 8, true);
-  const lockDurationMs = checkPositive(
-    prefixText,
-    "lockDurationMs",
-    options.lockDurationMs,
-    30_000,
-  );
-  const leaseMs = checkPositive(prefixText, "leaseMs", options.leaseMs, lockDurationMs);
-  const keepMs = checkPositive(prefixText, "keepEndedRunsMs", options.keepEndedRunsMs, 86_400_000);
-  const connectTimeoutMs = checkPositive(
-    prefixText,
-    "connectTimeoutMs",
-    options.connectTimeoutMs,
-    DEFAULT_CONNECT_TIMEOUT_MS,
-  );
-  const jobOptions = stepJobOptions(
-    checkPositive(prefixText, "stepAttempts", options.stepAttempts, DEFAULT_STEP_ATTEMPTS),
-    checkPositive(prefixText, "stepBackoffMs", options.stepBackoffMs, DEFAULT_STEP_BACKOFF_MS),
-  );
-  for (const key of ["context", "onError"] as const) {
-    if (options[key] !== undefined && typeof options[key] !== "function") {
-      throw new InvalidOptionError(
-        prefixText,
-        key,
-        `must be a function, received ${describeValue(options[key])}.`,
-      );
-    }
-  }
+  const settings = checkRunWorkerOptions(options);
+  const { name, prefix, store, fanOutTools, concurrency, lockDurationMs, leaseMs } = settings;
+  const { keepMs, connectTimeoutMs, jobOptions, stalledIntervalMs, callConcurrency } = settings;
   const contextOf = options.context;
   const reportError = (error: unknown): void => {
     try {
@@ -273,19 +104,6 @@ export function createRunWorker<TContext = unknown>(
     }
   };
 
-  const stalledIntervalMs = checkPositive(
-    prefixText,
-    "stalledIntervalMs",
-    options.stalledIntervalMs,
-    lockDurationMs,
-  );
-  const callConcurrency = checkPositive(
-    prefixText,
-    "callConcurrency",
-    options.callConcurrency,
-    concurrency,
-    true,
-  );
   const opened = openClient(options.connection);
   const originals = new Map<string, Map<string, AnyToolDefinition>>();
   const fanOut =
@@ -1003,103 +821,6 @@ export function createRunWorker<TContext = unknown>(
       await closeClient(opened);
     },
   } satisfies RunWorker);
-}
-
-/** The agents of a worker, each on the shared store. */
-function buildAgents<TContext>(
-  given: RunWorkerOptions<TContext>["agents"],
-  store: SessionStore,
-  placeTool: (agentName: string, definition: AnyToolDefinition) => AnyToolDefinition,
-): Map<string, Agent<TContext>> {
-  if (given === null || typeof given !== "object" || Object.keys(given).length === 0) {
-    throw new InvalidOptionError(
-      "RunWorkerOptions:",
-      "agents",
-      `must name at least one agent: { support: { model, tools, ... } }, received ${describeValue(given)}.`,
-    );
-  }
-  const agents = new Map<string, Agent<TContext>>();
-  for (const [agentName, value] of Object.entries(given)) {
-    if (isAgent(value)) {
-      if (value.sessionStore !== store) {
-        throw new InvalidOptionError(
-          "RunWorkerOptions:",
-          "agents",
-          `has the agent ${JSON.stringify(agentName)} on another session store than the worker's sessionStore. Create it with that store, or pass its options and let the worker create it.`,
-        );
-      }
-      agents.set(agentName, value);
-      continue;
-    }
-    const agentOptions = value as AgentOptions;
-    if (agentOptions.sessionStore !== undefined && agentOptions.sessionStore !== store) {
-      throw new InvalidOptionError(
-        "RunWorkerOptions:",
-        "agents",
-        `has the agent ${JSON.stringify(agentName)} with a sessionStore of its own; every run of a queue lives in the worker's sessionStore. Remove it from the agent's options.`,
-      );
-    }
-    const tools = agentOptions.tools?.map((entry) =>
-      isToolSource(entry) ? entry : placeTool(agentName, entry),
-    );
-    agents.set(
-      agentName,
-      createAgent<TContext>({
-        ...agentOptions,
-        ...(tools !== undefined ? { tools } : {}),
-        sessionStore: store,
-      }),
-    );
-  }
-  return agents;
-}
-
-/** Checks `fanOutTools`: names of tools some agent (given as options) has, not agent tools. */
-function checkFanOutTools(names: unknown, agents: RunWorkerOptions["agents"]): ReadonlySet<string> {
-  if (names === undefined) return new Set();
-  const fail = (text: string): never => {
-    throw new InvalidOptionError("RunWorkerOptions:", "fanOutTools", text);
-  };
-  if (!Array.isArray(names) || !names.every((name) => typeof name === "string")) {
-    fail(`must be an array of tool names, received ${describeValue(names)}.`);
-  }
-  const wanted = new Set(names as string[]);
-  const found = new Set<string>();
-  for (const [agentName, value] of Object.entries(agents ?? {})) {
-    if (isAgent(value)) {
-      if (wanted.size > 0) {
-        fail(
-          `cannot apply to the agent ${JSON.stringify(agentName)}, which was given already created: pass its options or definition instead, so the worker can place its tool calls.`,
-        );
-      }
-      continue;
-    }
-    for (const entry of (value as AgentOptions).tools ?? []) {
-      if (isToolSource(entry) || !wanted.has(entry.name)) continue;
-      if (entry.kind === "agent_tool") {
-        fail(
-          `names the agent tool ${JSON.stringify(entry.name)} of agent ${JSON.stringify(agentName)}; an agent tool's child run stays with its parent's step. Fan out the child agent's own tools instead.`,
-        );
-      }
-      found.add(entry.name);
-    }
-  }
-  const missing = [...wanted].filter((name) => !found.has(name));
-  if (missing.length > 0) {
-    fail(
-      `names ${missing.map((name) => JSON.stringify(name)).join(", ")}, which no agent of this worker has (tool sources such as MCP servers cannot be fanned out).`,
-    );
-  }
-  return wanted;
-}
-
-function isAgent(value: unknown): value is Agent<never> {
-  return (
-    value !== null &&
-    typeof value === "object" &&
-    typeof (value as { step?: unknown }).step === "function" &&
-    typeof (value as { query?: unknown }).query === "function"
-  );
 }
 
 /** What a run's result says as a reply to the session that handed the task off. */
