@@ -185,3 +185,12 @@ export async function takeSessionLease(
     },
   };
 }
+
+/**
+ * A delay before a step that waits for its session's lease (or for its turn in the session)
+ * is tried again: short, jittered. Internal.
+ */
+export function retryDelay(leaseMs: number): number {
+  const base = Math.min(250, leaseMs / 4);
+  return base + (randomBytes(1)[0]! / 255) * base;
+}
