@@ -7,104 +7,43 @@ import {
   type SDKResultMessage,
 } from "@lattice/core";
 import { InvalidOptionError } from "@lattice/tools";
-import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
-import { Job, Queue } from "bullmq";
-import {
-  checkConnection,
-  closeClient,
-  openClient,
-  type RedisConnection,
-  waitUntilReady,
-} from "./connection.js";
+import { assertKnownOptions } from "@lattice/tools/internal";
+import { Queue } from "bullmq";
+import { checkConnection, closeClient, openClient, waitUntilReady } from "./connection.js";
 import { RunQueueError } from "./errors.js";
 import { RunKeys, stepJobId } from "./keys.js";
 import { readStream } from "./read-stream.js";
+import { recordError } from "./record-error.js";
 import {
-  type ApprovalDecisions,
-  type ControlRecord,
+  checkId,
+  checkName,
+  checkPositive,
+  checkPrompt,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_PREFIX,
+  DEFAULT_QUEUE_NAME,
+  DEFAULT_RESUME_TIMEOUT_MS,
+  DEFAULT_STEP_ATTEMPTS,
+  DEFAULT_STEP_BACKOFF_MS,
+  type EnqueuedRun,
+  type EnqueueOptions,
+  QUEUE_OPTION_KEYS,
+  type QueueResumeOptions,
+  type RunEventsOptions,
+  type RunQueueOptions,
+  type RunResultOptions,
+  stepJobOptions,
+} from "./run-queue-options.js";
+import type { RunState } from "./run-records.js";
+import {
   encodeRecord,
   RECORD_FIELD,
   STEP_JOB_NAME,
   type StepJobData,
   type StreamRecord,
 } from "./step-job.js";
+import { waitForAcceptance } from "./wait-for-acceptance.js";
 import { WaitSignals } from "./wait-signals.js";
-
-/** The queue name when none is given. */
-export const DEFAULT_QUEUE_NAME = "lattice-runs";
-/** The BullMQ key prefix when none is given. */
-export const DEFAULT_PREFIX = "lattice";
-/** How many times a step job is tried before its run ends as failed, by default. */
-export const DEFAULT_STEP_ATTEMPTS = 5;
-/** The first retry delay of a failed step, doubled on each further attempt, by default. */
-export const DEFAULT_STEP_BACKOFF_MS = 1_000;
-/** How long the first operation waits for Redis, by default. Internal. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-const DEFAULT_RESUME_TIMEOUT_MS = 30_000;
-
-/** Options of {@link createRunQueue}. Checked strictly. */
-export interface RunQueueOptions {
-  /** Where Redis is: a URL, ioredis options, or your ioredis client (never closed by Lattice). */
-  readonly connection: RedisConnection;
-  /** The queue's name; producers and workers of one queue use the same. Default `"lattice-runs"`. */
-  readonly name?: string;
-  /** BullMQ's key prefix. Default `"lattice"`. */
-  readonly prefix?: string;
-  /** How long an operation waits for Redis before it fails with `redis_unreachable`. Default 5,000 ms. */
-  readonly connectTimeoutMs?: number;
-  /** Attempts of the first step job of a run (the workers set those of the others). Default 5. */
-  readonly stepAttempts?: number;
-  /** First retry delay of that job, doubled per attempt. Default 1,000 ms. */
-  readonly stepBackoffMs?: number;
-}
-
-const QUEUE_OPTION_KEYS = [
-  "connection",
-  "name",
-  "prefix",
-  "connectTimeoutMs",
-  "stepAttempts",
-  "stepBackoffMs",
-] as const;
-
-/** Options of {@link RunQueue.enqueue}. Checked strictly. */
-export interface EnqueueOptions {
-  /** The conversation to continue or start (R6); default a fresh UUID. */
-  readonly sessionId?: string;
-  /** The run's id; default a fresh UUID. Must be unique, without `:`. */
-  readonly runId?: string;
-}
-
-/** The ids of a run on the queue, known at once (D3). */
-export interface EnqueuedRun {
-  readonly runId: string;
-  readonly sessionId: string;
-}
-
-/** Options of {@link RunQueue.result}. */
-export interface RunResultOptions {
-  /** Stops waiting: the promise rejects with an error named `"AbortError"`; the run goes on. */
-  readonly signal?: AbortSignal;
-  /** Stops waiting after this long with `result_timeout`; the run goes on. Default: no limit. */
-  readonly timeoutMs?: number;
-}
-
-/** Options of {@link RunQueue.events}. */
-export interface RunEventsOptions {
-  /** Stops the iteration with an error named `"AbortError"`; the run goes on. */
-  readonly signal?: AbortSignal;
-}
-
-/** Options of {@link RunQueue.resume}. Checked strictly. */
-export interface QueueResumeOptions {
-  /** Decisions on the pending approvals of an interrupted run, by approval id (R15, D7). */
-  readonly decisions?: ApprovalDecisions;
-  /**
-   * How long to wait for a worker to accept the resume (check the decisions against the log
-   * and store them). Default 30,000 ms; then `result_timeout`, the resume staying queued.
-   */
-  readonly timeoutMs?: number;
-}
 
 /**
  * A queue of agent runs on BullMQ (D3): producers enqueue runs and read their messages and
@@ -295,7 +234,7 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
         .multi()
         .hset(keys.run(runId), {
           sessionId,
-          state: "queued",
+          state: "queued" satisfies RunState,
           enqueuedAt: new Date().toISOString(),
         })
         .rpush(keys.waiting(sessionId), runId)
@@ -436,12 +375,12 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
         .publish(keys.abortChannel, runId)
         .exec();
       // A run parked for approvals has no job that would see the flag: it ends here.
-      const state = await opened.client.hget(keys.run(runId), "state");
+      const state = (await opened.client.hget(keys.run(runId), "state")) as RunState | null;
       if (state === "interrupted") {
         const record: StreamRecord = { kind: "aborted", message: why };
         await opened.client
           .multi()
-          .hset(keys.run(runId), "state", "aborted")
+          .hset(keys.run(runId), "state", "aborted" satisfies RunState)
           .xadd(keys.events(runId), "*", RECORD_FIELD, encodeRecord(record))
           .exec();
       }
@@ -456,136 +395,4 @@ export function createRunQueue(options: RunQueueOptions): RunQueue {
       await closeClient(opened);
     },
   } satisfies RunQueue);
-}
-
-/** BullMQ job options of step jobs: retried with exponential backoff, removed once done. Internal. */
-export function stepJobOptions(attempts: number, backoffMs: number) {
-  return {
-    attempts,
-    backoff: { type: "exponential" as const, delay: backoffMs },
-    removeOnComplete: true,
-    removeOnFail: { age: 24 * 3600 },
-  };
-}
-
-/**
- * Polls a resume job until a worker accepted it, refused it, or the time is up; `closed`
- * (the queue's close()) ends the wait with its reason.
- */
-async function waitForAcceptance(
-  queue: Queue<StepJobData>,
-  jobId: string,
-  runId: string,
-  timeoutMs: number,
-  closed: AbortSignal,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    closed.throwIfAborted();
-    const job = await Job.fromId(queue, jobId);
-    // Completed jobs are removed: it ran.
-    if (job === undefined) return;
-    const progress = job.progress as { accepted?: boolean } | number;
-    if (typeof progress === "object" && progress?.accepted === true) return;
-    const state = await job.getState();
-    if (state === "completed") return;
-    if (state === "failed") {
-      throw new RunQueueError(
-        "resume_refused",
-        `resume(): the worker refused to resume run ${JSON.stringify(runId)}: ${job.failedReason}`,
-        runId,
-      );
-    }
-    if (Date.now() >= deadline) {
-      throw new RunQueueError(
-        "result_timeout",
-        `resume(): no worker of queue "${queue.name}" accepted the resume of run ${JSON.stringify(runId)} within ${timeoutMs} ms. It stays queued and runs when a worker takes it; check that workers are running.`,
-        runId,
-      );
-    }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, 25);
-      function done(): void {
-        clearTimeout(timer);
-        closed.removeEventListener("abort", done);
-        resolve();
-      }
-      closed.addEventListener("abort", done, { once: true });
-    });
-  }
-}
-
-/** The error a control record ends a run's stream with. */
-function recordError(record: ControlRecord, runId: string): RunQueueError {
-  if (record.kind === "aborted") {
-    return new RunQueueError(
-      "run_aborted",
-      `Run ${JSON.stringify(runId)} was aborted: ${record.message ?? "queue.abort()"}. What it did is in its session's log; queue.resume(sessionId) continues it.`,
-      runId,
-    );
-  }
-  const code =
-    record.code === "unknown_agent" || record.code === "session_busy" ? record.code : "run_failed";
-  return new RunQueueError(code, record.message ?? `Run ${JSON.stringify(runId)} failed.`, runId);
-}
-
-/** Checks an optional name option (letters, digits, `-`, `_`, `.`). Internal. */
-export function checkName(prefix: string, key: string, value: unknown, fallback: string): string {
-  if (value === undefined) return fallback;
-  if (typeof value !== "string" || !/^[A-Za-z0-9_.-]+$/.test(value)) {
-    throw new InvalidOptionError(
-      prefix,
-      key,
-      `must be a non-empty string of letters, digits, "_", "-" or ".", received ${describeValue(value)}.`,
-    );
-  }
-  return value;
-}
-
-/** Checks an optional positive number option. Internal. */
-export function checkPositive(
-  prefix: string,
-  key: string,
-  value: unknown,
-  fallback: number,
-  integer = false,
-): number {
-  if (value === undefined) return fallback;
-  if (
-    typeof value !== "number" ||
-    !Number.isFinite(value) ||
-    value <= 0 ||
-    (integer && !Number.isInteger(value))
-  ) {
-    throw new InvalidOptionError(
-      prefix,
-      key,
-      `must be a positive ${integer ? "integer" : "number"}, received ${describeValue(value)}.`,
-    );
-  }
-  return value;
-}
-
-function checkId(prefix: string, key: string, value: unknown): void {
-  if (typeof value !== "string" || value === "") {
-    throw new InvalidOptionError(
-      prefix,
-      key,
-      `must be a non-empty string, received ${describeValue(value)}.`,
-    );
-  }
-}
-
-function checkPrompt(prompt: unknown): void {
-  if (
-    (typeof prompt === "string" && prompt !== "") ||
-    (Array.isArray(prompt) && prompt.length > 0)
-  ) {
-    return;
-  }
-  throw new InvalidOptionError(
-    "enqueue():",
-    "prompt",
-    `must be a non-empty string or a non-empty array of content blocks, received ${describeValue(prompt)}.`,
-  );
 }

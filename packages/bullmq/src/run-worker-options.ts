@@ -12,7 +12,7 @@ import {
   DEFAULT_STEP_ATTEMPTS,
   DEFAULT_STEP_BACKOFF_MS,
   stepJobOptions,
-} from "./run-queue.js";
+} from "./run-queue-options.js";
 
 /** What a worker's `context` function is told about the step it prepares. */
 export interface RunWorkerStepInfo {
