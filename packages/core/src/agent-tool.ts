@@ -50,7 +50,7 @@ export interface AgentToolOptions {
    * neither answers `is_error`.
    */
   readonly mailbox?: Mailbox;
-  /** The deepest chain of agents this tool may extend. Default: the team's, else {@link DEFAULT_MAX_DEPTH}. */
+  /** The deepest chain of agents this tool may extend. Default: the team's, else {@link @lattice/core!DEFAULT_MAX_DEPTH}. */
   readonly maxDepth?: number;
   /** Host-owned annotations, passed through unchanged to `ToolDefinition.metadata` (T30). */
   readonly metadata?: Record<string, unknown>;
