@@ -365,7 +365,29 @@ function coldImport() {
   }
   const bareMs = median(bare);
   const importMs = median(withImport);
-  return { bareNodeMs: bareMs, importMs, addedMs: importMs - bareMs };
+  return { bareNodeMs: bareMs, importMs, addedMs: importMs - bareMs, modules: countModules() };
+}
+
+/** How many modules `import("agent-lattice")` loads (node: built-ins aside), by a load hook. */
+function countModules() {
+  const hook = `export async function load(url, context, next) {
+    if (!url.startsWith("node:")) process.stderr.write("LOADED " + url + "\\n");
+    return next(url, context);
+  }`;
+  const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
+  const result = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      `data:text/javascript,${encodeURIComponent(register)}`,
+      "--input-type=module",
+      "-e",
+      'await import("agent-lattice")',
+    ],
+    { cwd: here, encoding: "utf8" },
+  );
+  if (result.status !== 0) throw new Error(`counting modules failed: ${result.stderr}`);
+  return result.stderr.split("\n").filter((line) => line.startsWith("LOADED ")).length;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -440,6 +462,7 @@ export async function runAgentBenchmarks(only) {
   const server = await startModelServer();
   try {
     if (only === "heap") return { heapPerRun: await heapPerRun(server) };
+    if (only === "cold") return { coldImport: coldImport() };
     if (only === "cpu") {
       return {
         cpuPerTurn: {

@@ -46,7 +46,7 @@ row(
 );
 const cold = agent.coldImport;
 row(
-  'cold import("agent-lattice")',
+  `cold import("agent-lattice"), ${cold.modules} modules`,
   `${cold.bareNodeMs.toFixed(1)} ms (bare node)`,
   `${cold.importMs.toFixed(1)} ms`,
   `+${cold.addedMs.toFixed(1)} ms`,
