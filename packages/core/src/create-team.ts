@@ -2,6 +2,7 @@ import { AbortError } from "@lattice/scheduler";
 import { catchRejection, createAbortError } from "@lattice/scheduler/internal";
 import { describeValue } from "@lattice/tools/internal";
 import { failureText } from "./call-agent.js";
+import { errorMessage } from "./error-message.js";
 import type { Mailbox, MailboxMessage } from "./mailbox.js";
 import type { MemberRuntime } from "./member-runtime.js";
 import { HandoffError } from "./multi-agent-errors.js";
@@ -233,7 +234,7 @@ export function createTeam(options: TeamOptions): Team {
       emit({ type: "run_failed", time: performance.now(), runId, member: state.name, mail, error });
       rejectWaiter(waiter, error);
       if (!signal.aborted && waiter === undefined) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         await reply(mail, `Agent "${state.name}" failed: ${message}`, true);
       }
       return;

@@ -138,7 +138,9 @@ export async function openRun(
     signal,
     placement,
     state,
-    run: state.run as LoggedRun,
+    get run(): LoggedRun {
+      return state.run!;
+    },
     sessionId,
     runId,
     resumed,

@@ -98,7 +98,6 @@ async function beginRun(env: RunEnv): Promise<StepOutcome> {
       throw storeFailure(failure, writer, env.resumed ? "resume the run" : "start the run");
     }
   }
-  env.run = env.state.run!;
   // Tool sources (MCP servers and the like) are resolved before the run's first step.
   let sourceFailure: string | undefined;
   if (env.runtime.withSources !== undefined) {

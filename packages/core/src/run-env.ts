@@ -2,10 +2,10 @@ import type { BeforeToolCall, ToolBatchPendingApproval } from "@lattice/schedule
 import type { ToolRunInfo } from "@lattice/tools";
 import type { AgentRuntime } from "./agent-runtime.js";
 import type { LoggedRun } from "./logged-run.js";
+import type { RunStep } from "./next-step.js";
 import type { LoggedDecision, RunLogEntry } from "./run-log-entry.js";
 import type { RunLogState } from "./run-log-state.js";
 import type { RunPlacement } from "./run-placement.js";
-import type { SDKResultSubtype } from "./sdk-message.js";
 import type { SessionWriter } from "./session-writer.js";
 import type { StepLease } from "./step-lease.js";
 import type { TraceEvent } from "./trace-event.js";
@@ -47,8 +47,8 @@ export interface RunEnv {
   readonly placement: RunPlacement;
   /** The run's log, folded: the conversation and the latest run (R2). */
   readonly state: RunLogState;
-  /** The run (the state's latest run), once its first entry is applied. */
-  run: LoggedRun;
+  /** The run: the state's latest run, once the opening entries are applied (derived). */
+  readonly run: LoggedRun;
   readonly sessionId: string;
   readonly runId: string;
   /** Whether the run was started before (a resume, or a later step of it). */
@@ -94,13 +94,8 @@ export interface RunEnv {
  */
 export type StepOutcome =
   | undefined
-  | {
-      readonly type: "finish";
-      readonly subtype: SDKResultSubtype;
-      readonly result: string;
-      readonly errors: readonly string[];
-      readonly structuredResult?: unknown;
+  | (Extract<RunStep, { type: "finish" }> & {
       /** Model calls made; default the log's count (a failed call counts, unlogged). */
       readonly numTurns?: number;
-    }
+    })
   | { readonly type: "interrupt"; readonly calls: readonly ToolBatchPendingApproval[] };

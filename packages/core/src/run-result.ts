@@ -1,6 +1,7 @@
 import type { LoggedRun } from "./logged-run.js";
 import type { RunLogState } from "./run-log-state.js";
 import type { RunUsage, SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
+import { addUsage } from "./usage-totals.js";
 
 /** What a result says beyond the log: how long the run took, and a failure to finish. */
 export interface RunResultOptions {
@@ -39,13 +40,9 @@ export function runResult(
   }
   let usage: RunUsage = entry?.usage ?? { ...run.usage };
   if (options.extraUsage !== undefined) {
-    usage = {
-      inputTokens: usage.inputTokens + options.extraUsage.inputTokens,
-      outputTokens: usage.outputTokens + options.extraUsage.outputTokens,
-      cacheReadInputTokens: usage.cacheReadInputTokens + options.extraUsage.cacheReadInputTokens,
-      cacheCreationInputTokens:
-        usage.cacheCreationInputTokens + options.extraUsage.cacheCreationInputTokens,
-    };
+    const totals = { ...usage };
+    addUsage(totals, options.extraUsage);
+    usage = totals;
   }
   const message: SDKResultMessage = {
     type: "result",

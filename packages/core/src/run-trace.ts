@@ -1,6 +1,7 @@
 import type { BeforeToolCall } from "@lattice/scheduler";
 import { catchRejection } from "@lattice/scheduler/internal";
 import type { AgentHooks } from "./agent-hooks.js";
+import { errorMessage } from "./error-message.js";
 import type { TraceEvent } from "./trace-event.js";
 
 /** The scheduler's per-call hook: the user's `beforeToolCall`, traced. Internal. */
@@ -15,19 +16,13 @@ export function tracedBeforeCall(
   // The scheduler passes the query's signal in `context` and stops waiting on abort (T22).
   return async (call, context) => {
     const started = performance.now();
+    let failure: string | undefined;
     try {
-      const answer = await user(call, { signal: context.signal });
-      trace?.({
-        type: "hook",
-        time: performance.now(),
-        sessionId,
-        runId,
-        hook: "beforeToolCall",
-        toolUseId: call.id,
-        durationMs: performance.now() - started,
-      });
-      return answer ?? undefined;
+      return (await user(call, { signal: context.signal })) ?? undefined;
     } catch (error) {
+      failure = errorMessage(error);
+      throw error;
+    } finally {
       trace?.({
         type: "hook",
         time: performance.now(),
@@ -36,9 +31,8 @@ export function tracedBeforeCall(
         hook: "beforeToolCall",
         toolUseId: call.id,
         durationMs: performance.now() - started,
-        error: error instanceof Error ? error.message : String(error),
+        ...(failure !== undefined ? { error: failure } : {}),
       });
-      throw error;
     }
   };
 }
