@@ -138,9 +138,8 @@ export async function openRun(
     signal,
     placement,
     state,
-    get run(): LoggedRun {
-      return state.run!;
-    },
+    // The latest run of the stored log until the opening entries are applied (beginRun).
+    run: state.run as LoggedRun,
     sessionId,
     runId,
     resumed,

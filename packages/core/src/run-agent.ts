@@ -92,6 +92,7 @@ function endStep(env: RunEnv, outcome: Exclude<StepOutcome, undefined>): Promise
 async function beginRun(env: RunEnv): Promise<StepOutcome> {
   const { signal, writer, sessionId, runId, trace, placement } = env;
   for (const entry of env.opening) appendEntry(env, entry);
+  env.run = env.state.run!;
   if (writer !== undefined && env.opening.length > 0) {
     const failure = await writer.flush();
     if (failure !== undefined) {

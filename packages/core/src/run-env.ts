@@ -47,8 +47,11 @@ export interface RunEnv {
   readonly placement: RunPlacement;
   /** The run's log, folded: the conversation and the latest run (R2). */
   readonly state: RunLogState;
-  /** The run: the state's latest run, once the opening entries are applied (derived). */
-  readonly run: LoggedRun;
+  /**
+   * The run: the state's latest run, kept as a plain field (a getter costs on the hot path);
+   * `beginRun` sets it once the opening entries are applied.
+   */
+  run: LoggedRun;
   readonly sessionId: string;
   readonly runId: string;
   /** Whether the run was started before (a resume, or a later step of it). */
