@@ -10,6 +10,7 @@ export type {
 } from "./content-blocks.js";
 export type { ModelProviderV1 } from "./model-provider.js";
 export type {
+  ModelOutputFormat,
   ModelRequest,
   ModelThinking,
   ModelToolChoice,

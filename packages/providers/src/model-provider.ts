@@ -22,6 +22,12 @@ export interface ModelProviderV1 {
   /** The base URL requests go to (never with credentials). */
   readonly baseURL: string;
   /**
+   * Whether this endpoint accepts `request.output` (native JSON-schema output). Absent means
+   * `false`: callers then use another way (core forces a final-answer tool). Adapters send
+   * `request.output` whenever it is given; this only tells callers whether to give it.
+   */
+  readonly nativeOutput?: boolean;
+  /**
    * Makes one model call and yields its events.
    *
    * @throws `ProviderError` when the call fails after retries; an `AbortError` when aborted.

@@ -48,6 +48,32 @@ export interface ModelThinking {
   readonly budgetTokens: number;
 }
 
+/**
+ * A JSON-schema output format the reply must follow (native structured output); see
+ * {@link ModelRequest.output}. Adapters convert each format once and cache the result per
+ * object, so pass the same object from turn to turn.
+ */
+export interface ModelOutputFormat {
+  /** The only kind there is: a JSON Schema. */
+  readonly type: "json_schema";
+  /**
+   * A name for the format (OpenAI's `json_schema.name`: letters, digits, `_` and `-`, at most 64
+   * characters). The Anthropic API takes no name and does not get it.
+   */
+  readonly name: string;
+  /**
+   * The JSON Schema of the answer, an object schema (OpenAI's strict mode wants an object at the
+   * root). `$schema` is removed before sending; each adapter adjusts the rest to what its API
+   * accepts (OpenAI: strict mode, as for strict tools; Anthropic: the structured-outputs subset).
+   */
+  readonly schema: { readonly [keyword: string]: unknown };
+  /**
+   * What the answer is, for the model (OpenAI's `json_schema.description`; the Anthropic adapter
+   * sends it as the schema's `description` when the schema has none).
+   */
+  readonly description?: string;
+}
+
 /** How much an OpenAI-compatible reasoning model should reason: `reasoning_effort`. */
 export type ReasoningEffort = "low" | "medium" | "high";
 
@@ -105,6 +131,16 @@ export interface ModelRequest {
    * ignores it (see `thinking`).
    */
   readonly reasoningEffort?: ReasoningEffort;
+  /**
+   * Native structured output: the reply's text is JSON following `output.schema`. OpenAI-compatible
+   * adapters send `response_format: { type: "json_schema", json_schema: { …, strict: true } }`;
+   * the Anthropic adapter sends `output_config: { format: { type: "json_schema", schema } }`.
+   * Adapters send it whenever it is given; whether an endpoint accepts it is
+   * `ModelProviderV1.nativeOutput`, which callers check before giving it. The answer comes
+   * back as an ordinary text block holding the JSON; a refusal ends with stop reason
+   * `"refusal"` and its text as a text block.
+   */
+  readonly output?: ModelOutputFormat;
   /** Aborts the HTTP request at once; the stream then throws an error named `AbortError`. */
   readonly signal?: AbortSignal;
   /** Stream the reply over SSE. Default `true`; `false` makes one non-streaming request. */

@@ -114,6 +114,14 @@ export interface AnthropicThinkingConfigParam {
 }
 
 /**
+ * Structured output on the wire: the answer's text is JSON following `format.schema`, a schema
+ * in the subset the API accepts (see `toAnthropicOutputSchema`).
+ */
+export interface AnthropicOutputConfigParam {
+  format: { type: "json_schema"; schema: { [keyword: string]: unknown } };
+}
+
+/**
  * The body of `POST /v1/messages`. `Block` is the type of message blocks: the default includes
  * opaque blocks; the wire test checks the body with modelled blocks only against the SDK.
  */
@@ -127,5 +135,6 @@ export interface AnthropicMessagesBody<Block = AnthropicContentParam | Anthropic
   thinking?: AnthropicThinkingConfigParam;
   temperature?: number;
   stop_sequences?: Array<string>;
+  output_config?: AnthropicOutputConfigParam;
   stream?: boolean;
 }

@@ -11,6 +11,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from "../transport/call-model.js";
 import {
+  checkBoolean,
   checkHeaders,
   checkRetries,
   checkTimeout,
@@ -34,7 +35,10 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   "requestTimeoutMs",
   "fetch",
   "promptCaching",
+  "nativeOutput",
 ]);
+/** DeepSeek's `/anthropic` endpoint: it ignores `output_config`. */
+const NO_OUTPUT_CONFIG_HOSTS: ReadonlySet<string> = new Set(["api.deepseek.com"]);
 
 /** Options of {@link anthropic}. Checked strictly: an unknown key throws. */
 export interface AnthropicOptions {
@@ -80,6 +84,15 @@ export interface AnthropicOptions {
    * `/anthropic`, gateways), which may not accept or honour `cache_control`.
    */
   readonly promptCaching?: PromptCachingMode;
+  /**
+   * Whether the endpoint takes native structured output, `output_config: { format: { type:
+   * "json_schema", schema } }` (exposed as `provider.nativeOutput`; see `ModelRequest.output`).
+   * It tells callers whether to give `request.output`: core then uses it for `outputSchema`
+   * instead of forcing a final-answer tool. Default `true`, except `false` for
+   * api.deepseek.com, whose `/anthropic` endpoint ignores `output_config`. Set `false` for a
+   * gateway that rejects or ignores `output_config`.
+   */
+  readonly nativeOutput?: boolean;
 }
 
 /**
@@ -91,7 +104,9 @@ export interface AnthropicOptions {
  * the SDK does not model (server tools such as web search, as `OpaqueBlock`s) are returned
  * whole so they can be sent back unchanged on the next turn. Prompt caching places
  * `cache_control` breakpoints (see {@link AnthropicOptions.promptCaching}); `thinking` turns on
- * extended thinking (see `ModelRequest.thinking`). Usage reports cache reads and writes.
+ * extended thinking (see `ModelRequest.thinking`); `request.output` is sent as
+ * `output_config.format` (see {@link AnthropicOptions.nativeOutput}). Usage reports cache reads
+ * and writes.
  *
  * @example
  * ```ts
@@ -132,6 +147,13 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
   if (promptCaching !== "auto" && promptCaching !== "off") {
     throw new InvalidOptionError(prefix, "promptCaching", 'must be "auto" or "off".');
   }
+  const nativeOutput = checkBoolean(
+    options.nativeOutput,
+    !NO_OUTPUT_CONFIG_HOSTS.has(host.toLowerCase()),
+    "nativeOutput",
+    prefix,
+    "true, or false for api.deepseek.com",
+  );
   const resolved =
     options.authToken !== undefined && options.apiKey === undefined
       ? { key: options.authToken, hint: "the authToken option" }
@@ -172,6 +194,7 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
     specificationVersion: "v1",
     name: "anthropic",
     baseURL: publicBaseURL,
+    nativeOutput,
     stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
       if (resolved.key === undefined) return missingKey(call);
       const stream = request.stream !== false;

@@ -1,15 +1,18 @@
 import type { ContentBlock, ModelMessage } from "../content-blocks.js";
-import type { ModelRequest, ModelToolSpec } from "../model-request.js";
+import type { ModelOutputFormat, ModelRequest, ModelToolSpec } from "../model-request.js";
 import type {
   AnthropicContentParam,
   AnthropicMessageParam,
   AnthropicMessagesBody,
   AnthropicOpaqueParam,
+  AnthropicOutputConfigParam,
   AnthropicToolParam,
 } from "./anthropic-wire.js";
 import { placeCacheBreakpoints } from "./place-cache-breakpoints.js";
+import { toAnthropicOutputSchema } from "./to-anthropic-output-schema.js";
 
 const toolCache = new WeakMap<ModelToolSpec, AnthropicToolParam>();
+const outputCache = new WeakMap<ModelOutputFormat, AnthropicOutputConfigParam>();
 /** The name opaque blocks from this adapter carry; only those are sent back. */
 const PROVIDER = "anthropic";
 
@@ -24,6 +27,9 @@ const PROVIDER = "anthropic";
  * With `request.thinking`, `thinking: { type: "enabled", budget_tokens }` is sent,
  * `max_tokens` is `maxTokens` when it is above the budget and `budgetTokens + maxTokens`
  * otherwise, and `temperature` is not sent.
+ *
+ * With `request.output`, `output_config: { format: { type: "json_schema", schema } }` is sent
+ * (see {@link toAnthropicOutputConfig}).
  *
  * @param request - The normalised request.
  * @param stream - Whether to ask for SSE.
@@ -61,6 +67,7 @@ export function toAnthropicBody(
   if (request.stopSequences !== undefined && request.stopSequences.length > 0) {
     body.stop_sequences = [...request.stopSequences];
   }
+  if (request.output !== undefined) body.output_config = toAnthropicOutputConfig(request.output);
   if (stream) body.stream = true;
   if (promptCaching) placeCacheBreakpoints(body);
   return body;
@@ -124,4 +131,27 @@ export function toAnthropicTool(spec: ModelToolSpec): AnthropicToolParam {
     toolCache.set(spec, tool);
   }
   return tool;
+}
+
+/**
+ * The Messages API form of a native output format:
+ * `{ format: { type: "json_schema", schema } }`, the schema adapted by
+ * `toAnthropicOutputSchema` after `format.description` is set as the root's `description` when
+ * the schema has none (the API takes no name; `format.name` is not sent). Cached per format
+ * object.
+ *
+ * @param format - The output format.
+ */
+export function toAnthropicOutputConfig(format: ModelOutputFormat): AnthropicOutputConfigParam {
+  let config = outputCache.get(format);
+  if (config === undefined) {
+    const source = format.schema;
+    const described =
+      format.description !== undefined && source.description === undefined
+        ? { ...source, description: format.description }
+        : source;
+    config = { format: { type: "json_schema", schema: toAnthropicOutputSchema(described) } };
+    outputCache.set(format, config);
+  }
+  return config;
 }

@@ -3,24 +3,28 @@ import { ProviderError } from "../provider-error.js";
 import { parseToolCallInput } from "../transport/parse-tool-input.js";
 import type { DecodedMessage, EndpointContext } from "../transport/stream-decoder.js";
 import { openAiStopReason } from "./openai-stop-reason.js";
-import type { StrictSchemas } from "./openai-stream-decoder.js";
+import type { OutputSchema, StrictSchemas } from "./openai-stream-decoder.js";
 import { readOpenAiUsage } from "./openai-usage.js";
-import { stripStrictNulls } from "./strip-strict-nulls.js";
+import { stripStrictNulls, stripStrictNullsFromText } from "./strip-strict-nulls.js";
 
 /**
  * Decodes a non-streaming Chat Completions response: `reasoning_content` (or `reasoning`) as a
  * thinking block, `content` as a text block, `tool_calls` as tool_use blocks whose
- * `arguments` are parsed (an `inputError` names the tool when they do not parse).
+ * `arguments` are parsed (an `inputError` names the tool when they do not parse). A `refusal`
+ * (structured outputs) is a text block too, and makes the stop reason `"refusal"`.
  *
  * @param context - The endpoint, for error messages.
  * @param body - The parsed JSON body.
  * @param strict - Original schemas of strict tools, to remove the nulls strict mode adds.
+ * @param output - The original schema of the request's native output, to remove the nulls
+ *   strict mode adds from the answer's JSON text.
  * @throws {@link ProviderError} (`provider_malformed_response`) when there is no choice.
  */
 export function decodeOpenAiCompletion(
   context: EndpointContext,
   body: unknown,
   strict: StrictSchemas | undefined,
+  output?: OutputSchema,
 ): DecodedMessage {
   const completion = body as Record<string, unknown> | null;
   const choices = completion?.choices;
@@ -46,8 +50,12 @@ export function decodeOpenAiCompletion(
   if (typeof reasoning === "string" && reasoning !== "") {
     content.push({ type: "thinking", thinking: reasoning, signature: "" });
   }
-  const text = typeof message.content === "string" ? message.content : message.refusal;
-  if (typeof text === "string" && text !== "") content.push({ type: "text", text });
+  const refusal =
+    typeof message.refusal === "string" && message.refusal !== "" ? message.refusal : undefined;
+  let text = typeof message.content === "string" ? message.content : "";
+  if (refusal !== undefined) text += refusal;
+  else if (output !== undefined) text = stripStrictNullsFromText(text, output);
+  if (text !== "") content.push({ type: "text", text });
   const calls = Array.isArray(message.tool_calls)
     ? (message.tool_calls as Record<string, unknown>[])
     : [];
@@ -71,7 +79,7 @@ export function decodeOpenAiCompletion(
     id: typeof completion.id === "string" ? completion.id : undefined,
     model: typeof completion.model === "string" ? completion.model : "",
     content,
-    stopReason: openAiStopReason(raw, calls.length > 0),
+    stopReason: refusal !== undefined ? "refusal" : openAiStopReason(raw, calls.length > 0),
     rawStopReason: raw,
     usage: readOpenAiUsage(completion.usage) ?? { inputTokens: 0, outputTokens: 0 },
   };

@@ -11,6 +11,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from "../transport/call-model.js";
 import {
+  checkBoolean,
   checkHeaders,
   checkRetries,
   checkTimeout,
@@ -19,7 +20,11 @@ import {
 import { collectSecrets, safeEndpoint } from "../transport/redact-secret.js";
 import type { ResponseCodec } from "../transport/stream-decoder.js";
 import { decodeOpenAiCompletion } from "./decode-openai-completion.js";
-import { OpenAiStreamDecoder, type StrictSchemas } from "./openai-stream-decoder.js";
+import {
+  OpenAiStreamDecoder,
+  type OutputSchema,
+  type StrictSchemas,
+} from "./openai-stream-decoder.js";
 import { type MaxTokensParameter, toOpenAiBody } from "./to-openai-body.js";
 
 const DEFAULT_BASE_URL = "https://api.openai.com/v1";
@@ -32,7 +37,10 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   "requestTimeoutMs",
   "fetch",
   "maxTokensParameter",
+  "nativeOutput",
 ]);
+/** DeepSeek's chat API: JSON mode (`json_object`), but no `json_schema` response format. */
+const NO_JSON_SCHEMA_HOSTS: ReadonlySet<string> = new Set(["api.deepseek.com"]);
 
 /** Options of {@link openaiCompatible}. Checked strictly: an unknown key throws. */
 export interface OpenAiCompatibleOptions {
@@ -75,6 +83,15 @@ export interface OpenAiCompatibleOptions {
    * all accept).
    */
   readonly maxTokensParameter?: MaxTokensParameter;
+  /**
+   * Whether the endpoint takes native structured output, `response_format: { type:
+   * "json_schema", … }` (exposed as `provider.nativeOutput`; see `ModelRequest.output`). It
+   * tells callers whether to give `request.output`: core then uses it for `outputSchema`
+   * instead of forcing a final-answer tool. Default `true`, except `false` for
+   * api.deepseek.com, whose chat API has JSON mode but no `json_schema` format. Set `false` for
+   * a server that rejects or ignores `response_format`.
+   */
+  readonly nativeOutput?: boolean;
 }
 
 /**
@@ -84,7 +101,9 @@ export interface OpenAiCompatibleOptions {
  * POSTs to `baseURL + "/chat/completions"`. Tools are sent as functions (strict ones with the
  * strict-mode schema), tool calls are assembled from deltas by index, tool results are sent as
  * `role: "tool"` messages, usage comes from `stream_options.include_usage`, and
- * `finish_reason` is mapped to the common stop reasons.
+ * `finish_reason` is mapped to the common stop reasons. `request.output` is sent as a strict
+ * `json_schema` `response_format`; a refusal ends with stop reason `"refusal"`, its text as a
+ * text block.
  *
  * @example
  * ```ts
@@ -112,7 +131,8 @@ export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelPr
     "requestTimeoutMs",
     prefix,
   );
-  const official = /(^|\.)openai\.com$/i.test(new URL(baseURL).hostname);
+  const host = new URL(baseURL).hostname.toLowerCase();
+  const official = /(^|\.)openai\.com$/.test(host);
   const maxTokensParameter =
     options.maxTokensParameter ?? (official ? "max_completion_tokens" : "max_tokens");
   if (maxTokensParameter !== "max_tokens" && maxTokensParameter !== "max_completion_tokens") {
@@ -122,6 +142,13 @@ export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelPr
       'must be "max_tokens" or "max_completion_tokens".',
     );
   }
+  const nativeOutput = checkBoolean(
+    options.nativeOutput,
+    !NO_JSON_SCHEMA_HOSTS.has(host),
+    "nativeOutput",
+    prefix,
+    "true, or false for api.deepseek.com",
+  );
   const resolved = resolveApiKey(options.apiKey, "OPENAI_API_KEY");
   const url = `${baseURL}/chat/completions`;
   const headers: Record<string, string> = {
@@ -144,26 +171,33 @@ export function openaiCompatible(options: OpenAiCompatibleOptions = {}): ModelPr
     secrets: collectSecrets(resolved.key, headers),
     keyHint: resolved.hint,
   };
-  const plainCodec: ResponseCodec = codecFor(call, undefined);
+  const plainCodec: ResponseCodec = codecFor(call, undefined, undefined);
   return {
     specificationVersion: "v1",
     name: "openai-compatible",
     baseURL: safeEndpoint(baseURL).replace(/\/$/, ""),
+    nativeOutput,
     stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
       if (resolved.key === undefined && official) return missingKey(call);
       const stream = request.stream !== false;
       const body = JSON.stringify(toOpenAiBody(request, stream, maxTokensParameter));
       const strict = strictSchemas(request);
-      const codec = strict === undefined ? plainCodec : codecFor(call, strict);
+      const output = request.output?.schema;
+      const codec =
+        strict === undefined && output === undefined ? plainCodec : codecFor(call, strict, output);
       return callModel(call, codec, body, stream, request.signal);
     },
   };
 }
 
-function codecFor(call: CallContext, strict: StrictSchemas | undefined): ResponseCodec {
+function codecFor(
+  call: CallContext,
+  strict: StrictSchemas | undefined,
+  output: OutputSchema | undefined,
+): ResponseCodec {
   return {
-    createStreamDecoder: () => new OpenAiStreamDecoder(call, strict),
-    decodeMessage: (body) => decodeOpenAiCompletion(call, body, strict),
+    createStreamDecoder: () => new OpenAiStreamDecoder(call, strict, output),
+    decodeMessage: (body) => decodeOpenAiCompletion(call, body, strict, output),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { EventSourceMessage } from "eventsource-parser";
 import type { ContentBlock } from "../content-blocks.js";
-import type { ModelUsage } from "../model-response.js";
+import type { ModelUsage, StopReason } from "../model-response.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import { MAX_TOOL_INPUT_LENGTH, parseToolCallInput } from "../transport/parse-tool-input.js";
@@ -12,7 +12,7 @@ import type {
 } from "../transport/stream-decoder.js";
 import { openAiStopReason } from "./openai-stop-reason.js";
 import { readOpenAiUsage } from "./openai-usage.js";
-import { stripStrictNulls } from "./strip-strict-nulls.js";
+import { stripStrictNulls, stripStrictNullsFromText } from "./strip-strict-nulls.js";
 
 /** A tool call being assembled from deltas. */
 interface OpenToolCall {
@@ -29,10 +29,14 @@ interface OpenToolCall {
 /** Original input schemas of the request's strict tools, by name. */
 export type StrictSchemas = ReadonlyMap<string, { [keyword: string]: unknown }>;
 
+/** The original schema of a request's native output (`ModelRequest.output.schema`). */
+export type OutputSchema = { readonly [keyword: string]: unknown };
+
 /**
  * Decodes a Chat Completions SSE stream: content deltas become a text block, DeepSeek/vLLM
  * style `reasoning_content` (or `reasoning`) a thinking block, tool calls are assembled from
- * deltas by `index`; `finish_reason` closes every block; a usage-only chunk (from
+ * deltas by `index`; a `refusal` delta (structured outputs) goes into the text block and makes
+ * the stop reason `"refusal"`; `finish_reason` closes every block; a usage-only chunk (from
  * `stream_options.include_usage`) sets usage; `[DONE]` ends the stream. A chunk carrying
  * `error` throws a {@link ProviderError}.
  *
@@ -47,6 +51,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
   readonly events: ModelStreamEvent[] = [];
   readonly #context: EndpointContext;
   readonly #strict: StrictSchemas | undefined;
+  readonly #output: OutputSchema | undefined;
   readonly #content: ContentBlock[] = [];
   /** Tool calls by wire index. */
   readonly #tools = new Map<number, OpenToolCall>();
@@ -62,16 +67,21 @@ export class OpenAiStreamDecoder implements StreamDecoder {
   #id: string | undefined;
   #model = "";
   #finishReason: string | undefined;
+  /** Whether the model refused (a `refusal` delta). */
+  #refused = false;
   #started = false;
   #done = false;
 
   /**
    * @param context - The endpoint, for error messages.
    * @param strict - Original schemas of strict tools, to remove the nulls strict mode adds.
+   * @param output - The original schema of the request's native output, to remove the nulls
+   *   strict mode adds from the answer's JSON text (the final text block; deltas stay raw).
    */
-  constructor(context: EndpointContext, strict: StrictSchemas | undefined) {
+  constructor(context: EndpointContext, strict: StrictSchemas | undefined, output?: OutputSchema) {
     this.#context = context;
     this.#strict = strict;
+    this.#output = output;
   }
 
   /** Handles one SSE event. */
@@ -135,7 +145,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       id: this.#id,
       model: this.#model,
       content: this.#content,
-      stopReason: openAiStopReason(this.#finishReason, this.#tools.size > 0),
+      stopReason: this.#stopReason(this.#finishReason),
       rawStopReason: this.#finishReason,
       usage: this.#usage,
     };
@@ -155,14 +165,12 @@ export class OpenAiStreamDecoder implements StreamDecoder {
         thinking: reasoning,
       });
     }
-    const content = typeof delta.content === "string" ? delta.content : delta.refusal;
-    if (typeof content === "string" && content !== "") {
-      if (this.#textPosition < 0) {
-        this.#closeThinking();
-        this.#textPosition = this.#open({ type: "text" });
-      }
-      this.#text += content;
-      this.events.push({ type: "text_delta", index: this.#textPosition, text: content });
+    const content = delta.content;
+    if (typeof content === "string" && content !== "") this.#textDelta(content);
+    const refusal = delta.refusal;
+    if (typeof refusal === "string" && refusal !== "") {
+      this.#refused = true;
+      this.#textDelta(refusal);
     }
     const calls = delta.tool_calls;
     if (Array.isArray(calls)) {
@@ -170,6 +178,19 @@ export class OpenAiStreamDecoder implements StreamDecoder {
         this.#toolCallDelta(calls[position] as Record<string, unknown>, position);
       }
     }
+  }
+
+  #textDelta(text: string): void {
+    if (this.#textPosition < 0) {
+      this.#closeThinking();
+      this.#textPosition = this.#open({ type: "text" });
+    }
+    this.#text += text;
+    this.events.push({ type: "text_delta", index: this.#textPosition, text });
+  }
+
+  #stopReason(reason: string | undefined): StopReason {
+    return this.#refused ? "refusal" : openAiStopReason(reason, this.#tools.size > 0);
   }
 
   #toolCallDelta(call: Record<string, unknown>, fallbackIndex: number): void {
@@ -252,10 +273,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
   #finish(reason: string): void {
     this.#finishReason = reason;
     this.#closeAll();
-    this.events.push({
-      type: "stop",
-      stopReason: openAiStopReason(reason, this.#tools.size > 0),
-    });
+    this.events.push({ type: "stop", stopReason: this.#stopReason(reason) });
   }
 
   #open(block: { type: "text" } | { type: "thinking" }): number {
@@ -267,7 +285,11 @@ export class OpenAiStreamDecoder implements StreamDecoder {
 
   #closeText(): void {
     if (this.#textPosition < 0) return;
-    this.#content[this.#textPosition] = { type: "text", text: this.#text };
+    const text =
+      this.#output === undefined || this.#refused
+        ? this.#text
+        : stripStrictNullsFromText(this.#text, this.#output);
+    this.#content[this.#textPosition] = { type: "text", text };
     this.events.push({ type: "block_stop", index: this.#textPosition });
     this.#textPosition = -1;
     this.#text = "";

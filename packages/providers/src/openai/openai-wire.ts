@@ -47,6 +47,20 @@ export type OpenAiToolChoice =
   | "required"
   | { type: "function"; function: { name: string } };
 
+/**
+ * A JSON-schema response format on the wire (structured outputs): the answer's text is JSON
+ * following `schema`, which strict mode (`strict: true`) enforces.
+ */
+export interface OpenAiJsonSchemaFormat {
+  type: "json_schema";
+  json_schema: {
+    name: string;
+    description?: string;
+    schema: { [keyword: string]: unknown };
+    strict: boolean;
+  };
+}
+
 /** The body of `POST /chat/completions`. */
 export interface OpenAiChatBody {
   model: string;
@@ -58,6 +72,7 @@ export interface OpenAiChatBody {
   reasoning_effort?: "low" | "medium" | "high";
   temperature?: number;
   stop?: Array<string>;
+  response_format?: OpenAiJsonSchemaFormat;
   stream?: boolean;
   stream_options?: { include_usage: boolean };
 }

@@ -39,3 +39,26 @@ function allowsNull(schema: SchemaNode): boolean {
   if (type === "null" || (Array.isArray(type) && type.includes("null"))) return true;
   return Array.isArray(schema.anyOf) && (schema.anyOf as SchemaNode[]).some(allowsNull);
 }
+
+/**
+ * Undoes the nullable rewrite of {@link toStrictSchema} on a native output answer (see
+ * `ModelRequest.output`): when `text` is a JSON object or array, the nulls strict mode made the
+ * model send for optional properties are removed ({@link stripStrictNulls}) and, if any was,
+ * the text is the JSON of what is left (compact). Otherwise, and for text that is not JSON (a
+ * refusal, a cut-off answer), the text is returned unchanged.
+ *
+ * @param text - The answer's text.
+ * @param schema - The output's original (non-strict) schema.
+ */
+export function stripStrictNullsFromText(text: string, schema: SchemaNode): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (parsed === null || typeof parsed !== "object") return text;
+  const before = JSON.stringify(parsed);
+  const after = JSON.stringify(stripStrictNulls(parsed, schema));
+  return after === before ? text : after;
+}

@@ -1,9 +1,10 @@
 import type { ImageBlock, TextBlock } from "@lattice/tools";
 import type { ModelMessage, ToolResultBlock } from "../content-blocks.js";
-import type { ModelRequest, ModelToolSpec } from "../model-request.js";
+import type { ModelOutputFormat, ModelRequest, ModelToolSpec } from "../model-request.js";
 import type {
   OpenAiChatBody,
   OpenAiImagePart,
+  OpenAiJsonSchemaFormat,
   OpenAiMessage,
   OpenAiTextPart,
   OpenAiTool,
@@ -12,6 +13,7 @@ import type {
 import { toStrictSchema } from "./to-strict-schema.js";
 
 const toolCache = new WeakMap<ModelToolSpec, OpenAiTool>();
+const formatCache = new WeakMap<ModelOutputFormat, OpenAiJsonSchemaFormat>();
 /**
  * What joins the text blocks of one assistant message into the single `content` string Chat
  * Completions takes. Blocks are separate units of text (paragraphs around a tool call or a
@@ -36,7 +38,7 @@ export type MaxTokensParameter = "max_tokens" | "max_completion_tokens";
  * that user message. `is_error` results are prefixed with `Error: ` when their text does not
  * say so already. Streaming asks for usage with `stream_options.include_usage`.
  * `reasoningEffort` becomes `reasoning_effort`; `thinking` and `promptCaching` are Anthropic's
- * and not sent.
+ * and not sent. `output` becomes `response_format` (see {@link toOpenAiResponseFormat}).
  *
  * @param request - The normalised request.
  * @param stream - Whether to ask for SSE.
@@ -66,6 +68,7 @@ export function toOpenAiBody(
   if (request.stopSequences !== undefined && request.stopSequences.length > 0) {
     body.stop = [...request.stopSequences];
   }
+  if (request.output !== undefined) body.response_format = toOpenAiResponseFormat(request.output);
   if (stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };
@@ -199,4 +202,30 @@ export function toOpenAiTool(definition: ModelToolSpec): OpenAiTool {
     toolCache.set(definition, tool);
   }
   return tool;
+}
+
+/**
+ * The Chat Completions form of a native output format:
+ * `{ type: "json_schema", json_schema: { name, description?, strict: true, schema } }`, the
+ * schema made strict as for strict tools ({@link toStrictSchema}: `$schema` dropped, every
+ * object closed with all its properties required, optional ones nullable). Cached per format
+ * object.
+ *
+ * @param format - The output format.
+ */
+export function toOpenAiResponseFormat(format: ModelOutputFormat): OpenAiJsonSchemaFormat {
+  let wire = formatCache.get(format);
+  if (wire === undefined) {
+    const schema = toStrictSchema(format.schema);
+    const { name, description } = format;
+    wire = {
+      type: "json_schema",
+      json_schema:
+        description === undefined
+          ? { name, strict: true, schema }
+          : { name, description, strict: true, schema },
+    };
+    formatCache.set(format, wire);
+  }
+  return wire;
 }

@@ -6,7 +6,8 @@ function event(type: string, data: unknown): string {
 
 /**
  * Renders a reply as the SSE events of the Messages API, one string per event: message_start,
- * a ping, each block (start, deltas, stop; thinking with a signature_delta, tool_use with
+ * a ping, each block (start, deltas, stop; a refusal as a text block; thinking with a
+ * signature_delta, tool_use with
  * input_json_delta pieces, verbatim `anthropic_block`s whole in content_block_start except an
  * `input`, streamed as input_json_delta pieces), message_delta with cumulative usage,
  * message_stop. Cache counts, when set, are in message_start's usage.
@@ -32,7 +33,7 @@ export function renderAnthropicEvents(reply: ResolvedReply, messageId: string): 
     'event: ping\ndata: {"type": "ping"}\n\n',
   ];
   reply.blocks.forEach((block, index) => {
-    if (block.type === "text") {
+    if (block.type === "text" || block.type === "refusal") {
       events.push(
         event("content_block_start", {
           type: "content_block_start",
@@ -142,6 +143,8 @@ export function renderAnthropicMessage(reply: ResolvedReply, messageId: string):
       content += `{"type":"tool_use","id":${JSON.stringify(block.id)},"name":${JSON.stringify(block.name)},"input":${input}}`;
     } else if (block.type === "anthropic_block") {
       content += JSON.stringify(block.block);
+    } else if (block.type === "refusal") {
+      content += JSON.stringify({ type: "text", text: block.text });
     } else {
       content += JSON.stringify(block);
     }

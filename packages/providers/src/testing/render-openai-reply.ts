@@ -22,8 +22,11 @@ export function openAiFinishReason(reason: StopReason): string {
 
 /**
  * Renders a reply as Chat Completions SSE chunks, one string per event: a role chunk, content
- * (and DeepSeek-style `reasoning_content` for thinking) deltas, tool calls by index with
- * `arguments` pieces, the finish chunk, a usage-only chunk when `includeUsage`, and `[DONE]`.
+ * (and DeepSeek-style `reasoning_content` for thinking, `refusal` for a refusal) deltas, tool
+ * calls by index with `arguments` pieces, the finish chunk, a usage-only chunk when
+ * `includeUsage`, and `[DONE]`. A reply with a refusal block starts with
+ * `{ role: "assistant", content: null, refusal: "" }` and finishes `"stop"` when its stop
+ * reason is `refusal`, as structured outputs answer.
  *
  * @param reply - The resolved reply.
  * @param completionId - The completion id to report.
@@ -37,11 +40,20 @@ export function renderOpenAiEvents(
   const head = `{"id":${JSON.stringify(completionId)},"object":"chat.completion.chunk","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(reply.model)},"choices":`;
   const chunk = (delta: unknown, finish: string | null = null): string =>
     `data: ${head}[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
-  const events: string[] = [chunk({ role: "assistant", content: "" })];
+  const refused = reply.blocks.some((block) => block.type === "refusal");
+  const events: string[] = [
+    chunk(
+      refused
+        ? { role: "assistant", content: null, refusal: "" }
+        : { role: "assistant", content: "" },
+    ),
+  ];
   let toolIndex = 0;
   for (const block of reply.blocks) {
     if (block.type === "text") {
       for (const content of splitText(block.text, reply.chunkSize)) events.push(chunk({ content }));
+    } else if (block.type === "refusal") {
+      for (const refusal of splitText(block.text, reply.chunkSize)) events.push(chunk({ refusal }));
     } else if (block.type === "thinking") {
       for (const reasoning_content of splitText(block.thinking, reply.chunkSize)) {
         events.push(chunk({ reasoning_content }));
@@ -65,7 +77,7 @@ export function renderOpenAiEvents(
       }
     }
   }
-  events.push(chunk({}, openAiFinishReason(reply.stopReason)));
+  events.push(chunk({}, finishReason(reply, refused)));
   if (includeUsage) {
     events.push(`data: ${head}[],"usage":${JSON.stringify(openAiUsage(reply))}}\n\n`);
   }
@@ -82,9 +94,11 @@ export function renderOpenAiEvents(
 export function renderOpenAiCompletion(reply: ResolvedReply, completionId: string): string {
   let text = "";
   let reasoning = "";
+  let refusal: string | undefined;
   const toolCalls: unknown[] = [];
   for (const block of reply.blocks) {
     if (block.type === "text") text += block.text;
+    else if (block.type === "refusal") refusal = (refusal ?? "") + block.text;
     else if (block.type === "thinking") reasoning += block.thinking;
     else if (block.type === "tool_use") {
       toolCalls.push({
@@ -96,8 +110,9 @@ export function renderOpenAiCompletion(reply: ResolvedReply, completionId: strin
   }
   const message: Record<string, unknown> = {
     role: "assistant",
-    content: text === "" && toolCalls.length > 0 ? null : text,
+    content: text === "" && (toolCalls.length > 0 || refusal !== undefined) ? null : text,
   };
+  if (refusal !== undefined) message.refusal = refusal;
   if (reasoning !== "") message.reasoning_content = reasoning;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return JSON.stringify({
@@ -106,10 +121,20 @@ export function renderOpenAiCompletion(reply: ResolvedReply, completionId: strin
     created: Math.floor(Date.now() / 1000),
     model: reply.model,
     choices: [
-      { index: 0, message, logprobs: null, finish_reason: openAiFinishReason(reply.stopReason) },
+      {
+        index: 0,
+        message,
+        logprobs: null,
+        finish_reason: finishReason(reply, refusal !== undefined),
+      },
     ],
     usage: openAiUsage(reply),
   });
+}
+
+/** The finish reason of a reply: `"stop"` for a refusal block's `refusal`, as the API says it. */
+function finishReason(reply: ResolvedReply, refused: boolean): string {
+  return refused && reply.stopReason === "refusal" ? "stop" : openAiFinishReason(reply.stopReason);
 }
 
 /**

@@ -6,6 +6,7 @@ export type ResolvedBlock =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly json: string }
   | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
+  | { readonly type: "refusal"; readonly text: string }
   | {
       readonly type: "anthropic_block";
       readonly block: { readonly type: string; readonly [key: string]: unknown };
@@ -28,7 +29,8 @@ export interface ResolvedReply {
 
 /**
  * Fills in a scripted reply's defaults: tool call ids (`toolu_…` for Anthropic, `call_…` for
- * OpenAI), input JSON text, the stop reason, usage and the model name.
+ * OpenAI), input JSON text, the stop reason (`refusal` with a refusal block), usage and the
+ * model name.
  *
  * @param reply - The scripted reply.
  * @param protocol - The request's protocol, for id prefixes.
@@ -47,6 +49,7 @@ export function resolveReply(
 ): ResolvedReply {
   const prefix = protocol === "anthropic" ? "toolu_scripted_" : "call_scripted_";
   let hasToolUse = false;
+  let hasRefusal = false;
   let characters = 0;
   const blocks = reply.content.map((block, index): ResolvedBlock | undefined => {
     if (block.type === "tool_use") {
@@ -65,7 +68,8 @@ export function resolveReply(
       characters += JSON.stringify(block.block).length;
       return block;
     }
-    characters += block.type === "text" ? block.text.length : block.thinking.length;
+    if (block.type === "refusal") hasRefusal = true;
+    characters += block.type === "thinking" ? block.thinking.length : block.text.length;
     return block;
   });
   const usage = reply.usage;
@@ -76,7 +80,7 @@ export function resolveReply(
     -readonly [K in keyof ResolvedReply]: ResolvedReply[K];
   } = {
     blocks: blocks.filter((block) => block !== undefined),
-    stopReason: reply.stopReason ?? (hasToolUse ? "tool_use" : "end_turn"),
+    stopReason: reply.stopReason ?? (hasRefusal ? "refusal" : hasToolUse ? "tool_use" : "end_turn"),
     inputTokens: usage?.inputTokens ?? Math.max(1, Math.ceil(requestBytes / 4) - cached),
     outputTokens: usage?.outputTokens ?? Math.max(1, Math.ceil(characters / 4)),
     model: reply.model ?? requestModel,

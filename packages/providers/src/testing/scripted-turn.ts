@@ -15,6 +15,16 @@ export type ScriptedBlock =
     }
   | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
   | {
+      readonly type: "refusal";
+      /**
+       * The refusal's text, as a model declines to answer under structured outputs: OpenAI
+       * requests get it as `message.refusal` (`delta.refusal` pieces when streaming, with
+       * `content: null`) and `finish_reason: "stop"`, as the API sends it; Anthropic requests
+       * get a text block. The reply's stop reason defaults to `"refusal"`.
+       */
+      readonly text: string;
+    }
+  | {
       readonly type: "anthropic_block";
       /**
        * A Messages API block sent as it is, for example a `server_tool_use` or a
@@ -32,7 +42,10 @@ export type ScriptedBlock =
 export interface ScriptedReply {
   /** The reply's blocks, in order. */
   readonly content: readonly ScriptedBlock[];
-  /** Default: `"tool_use"` when the reply has a tool_use block, else `"end_turn"`. */
+  /**
+   * Default: `"refusal"` when the reply has a refusal block, else `"tool_use"` when it has a
+   * tool_use block, else `"end_turn"`.
+   */
   readonly stopReason?: StopReason;
   /**
    * Token counts to report, each overriding its default. `inputTokens` defaults to about a

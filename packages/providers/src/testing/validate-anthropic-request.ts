@@ -13,6 +13,19 @@ const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   "metadata",
   "thinking",
   "service_tier",
+  "output_config",
+]);
+const OUTPUT_EFFORTS: ReadonlySet<unknown> = new Set(["low", "medium", "high", "xhigh", "max"]);
+/** Structured-output constraints the API refuses, whatever their value. */
+const UNSUPPORTED_SCHEMA_KEYWORDS: ReadonlySet<string> = new Set([
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "maxItems",
 ]);
 const SERVER_RESULT_KEYS: ReadonlySet<string> = new Set([
   "type",
@@ -65,7 +78,12 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
  * names, a `tool_choice` naming an unknown tool, a `cache_control` that is not
  * `{ type: "ephemeral" }` or more than four of them, a system block list that is not of
  * non-empty text blocks, and extended thinking with a budget under 1024 or not below
- * `max_tokens`, with a `temperature` other than 1, or with a `tool_choice` forcing tool use.
+ * `max_tokens`, with a `temperature` other than 1, or with a `tool_choice` forcing tool use,
+ * and an `output_config` other than `{ effort?, format?: { type: "json_schema", schema } }`
+ * whose schema has an object at the root, `additionalProperties: false` on every object, and
+ * none of the constraints structured outputs refuse (`minimum`, `maximum`, `exclusiveMinimum`,
+ * `exclusiveMaximum`, `multipleOf`, `minLength`, `maxLength`, `maxItems`, `minItems` other than
+ * 0 or 1).
  * Assistant messages may carry the API's server-side blocks (`server_tool_use`,
  * `web_search_tool_result`, …).
  *
@@ -97,6 +115,8 @@ export function validateAnthropicRequest(body: unknown): string | undefined {
   if (toolError !== undefined) return toolError;
   const thinkingError = validateThinking(request);
   if (thinkingError !== undefined) return thinkingError;
+  const outputError = validateOutputConfig(request.output_config);
+  if (outputError !== undefined) return outputError;
   const messageError = validateMessages(request.messages);
   if (messageError !== undefined) return messageError;
   return validateCacheControl(request);
@@ -147,6 +167,94 @@ function validateThinking(request: Record<string, unknown>): string | undefined 
     return "Thinking may not be enabled when tool_choice forces tool use.";
   }
   return undefined;
+}
+
+function validateOutputConfig(config: unknown): string | undefined {
+  if (config === undefined) return undefined;
+  if (config === null || typeof config !== "object" || Array.isArray(config)) {
+    return "output_config: Input should be a valid dictionary";
+  }
+  const record = config as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (key !== "effort" && key !== "format") {
+      return `output_config.${key}: Extra inputs are not permitted`;
+    }
+  }
+  if (record.effort !== undefined && record.effort !== null && !OUTPUT_EFFORTS.has(record.effort)) {
+    return "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'";
+  }
+  const format = record.format;
+  if (format === undefined || format === null) return undefined;
+  if (typeof format !== "object" || Array.isArray(format)) {
+    return "output_config.format: Input should be a valid dictionary";
+  }
+  const spec = format as Record<string, unknown>;
+  for (const key of Object.keys(spec)) {
+    if (key !== "type" && key !== "schema") {
+      return `output_config.format.${key}: Extra inputs are not permitted`;
+    }
+  }
+  if (spec.type !== "json_schema") {
+    return "output_config.format.type: Input should be 'json_schema'";
+  }
+  const schema = spec.schema;
+  if (schema === undefined) return "output_config.format.schema: Field required";
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
+    return "output_config.format.schema: Input should be a valid dictionary";
+  }
+  if ((schema as Record<string, unknown>).type !== "object") {
+    return "output_config.format.schema: The root schema must have type 'object'.";
+  }
+  return outputSchemaError(schema as Record<string, unknown>, "");
+}
+
+/** The first part of an output schema that structured outputs refuse, at any depth. */
+function outputSchemaError(node: Record<string, unknown>, path: string): string | undefined {
+  const where = path === "" ? "the root" : path;
+  const type = node.type;
+  const typeLabel = Array.isArray(type) ? type.join("|") : String(type ?? "untyped");
+  for (const key of Object.keys(node)) {
+    const value = node[key];
+    if (UNSUPPORTED_SCHEMA_KEYWORDS.has(key)) {
+      return `output_config.format.schema: For '${typeLabel}' type, property '${key}' is not supported (at ${where}). Remove it, or state the constraint in 'description'.`;
+    }
+    if (key === "minItems" && value !== 0 && value !== 1) {
+      return `output_config.format.schema: For 'array' type, 'minItems' values other than 0 or 1 are not supported (at ${where}, got ${JSON.stringify(value)}).`;
+    }
+  }
+  const isObject =
+    type === "object" ||
+    (Array.isArray(type) && type.includes("object")) ||
+    (type === undefined && isRecord(node.properties));
+  if (isObject && node.additionalProperties !== false) {
+    return `output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false (at ${where}).`;
+  }
+  const at = (step: string): string => (path === "" ? step : `${path}.${step}`);
+  for (const keyword of ["properties", "$defs", "definitions"] as const) {
+    const map = node[keyword];
+    if (!isRecord(map)) continue;
+    for (const [key, child] of Object.entries(map)) {
+      if (!isRecord(child)) continue;
+      const error = outputSchemaError(child, at(`${keyword}.${key}`));
+      if (error !== undefined) return error;
+    }
+  }
+  for (const keyword of ["items", "prefixItems", "anyOf", "allOf", "oneOf"] as const) {
+    const value = node[keyword];
+    const children = Array.isArray(value) ? value : [value];
+    for (let index = 0; index < children.length; index++) {
+      const child = children[index];
+      if (!isRecord(child)) continue;
+      const step = Array.isArray(value) ? `${keyword}.${index}` : keyword;
+      const error = outputSchemaError(child, at(step));
+      if (error !== undefined) return error;
+    }
+  }
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** Checks every `cache_control` (tools, system, message blocks, tool_result contents). */

@@ -25,6 +25,8 @@ const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   "logit_bias",
   "service_tier",
 ]);
+const FORMAT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const JSON_SCHEMA_KEYS: ReadonlySet<string> = new Set(["name", "description", "schema", "strict"]);
 const ROLES: ReadonlySet<string> = new Set(["system", "developer", "user", "assistant", "tool"]);
 
 /**
@@ -34,8 +36,12 @@ const ROLES: ReadonlySet<string> = new Set(["system", "developer", "user", "assi
  * Rejects: a missing `model`, unknown top-level keys, an empty `messages`, bad roles, an
  * assistant message with `tool_calls` not followed by `tool` messages answering every call,
  * a `tool` message that answers nothing, non-string `arguments`, duplicate function names,
- * strict functions whose schema is not strict-compatible, and `stream_options` without
- * `stream`.
+ * strict functions whose schema is not strict-compatible, `stream_options` without
+ * `stream`, and a `response_format` that is not `{ type: "text" }`, `{ type: "json_object" }`
+ * or `{ type: "json_schema", json_schema: { name, description?, schema?, strict? } }` with a
+ * name of at most 64 letters, digits, `_` and `-`, and, when `strict`, an object schema at the
+ * root whose every object has `additionalProperties: false` and lists all its properties in
+ * `required`.
  *
  * @param body - The parsed request body.
  */
@@ -55,6 +61,8 @@ export function validateOpenAiRequest(body: unknown): string | undefined {
   }
   const toolError = validateTools(request.tools);
   if (toolError !== undefined) return toolError;
+  const formatError = validateResponseFormat(request.response_format);
+  if (formatError !== undefined) return formatError;
   return validateMessages(request.messages);
 }
 
@@ -71,46 +79,130 @@ function validateTools(tools: unknown): string | undefined {
     if (names.has(fn.name)) return `Invalid 'tools': duplicate function name '${fn.name}'.`;
     names.add(fn.name);
     if (fn.strict === true) {
-      const error = strictSchemaError(fn.parameters, fn.name, "()");
+      const error = strictSchemaError(fn.parameters, `function '${fn.name}'`, "()", false);
       if (error !== undefined) return error;
     }
   }
   return undefined;
 }
 
-function strictSchemaError(schema: unknown, name: string, context: string): string | undefined {
+function validateResponseFormat(format: unknown): string | undefined {
+  if (format === undefined) return undefined;
+  if (format === null || typeof format !== "object" || Array.isArray(format)) {
+    return `Invalid type for 'response_format': expected an object, but got ${typeName(format)} instead.`;
+  }
+  const record = format as Record<string, unknown>;
+  const type = record.type;
+  if (type !== "text" && type !== "json_object" && type !== "json_schema") {
+    return `Invalid value: '${String(type)}'. Supported values are: 'text', 'json_object', and 'json_schema' (response_format.type).`;
+  }
+  for (const key of Object.keys(record)) {
+    if (key !== "type" && !(type === "json_schema" && key === "json_schema")) {
+      return `Unknown parameter: 'response_format.${key}'.`;
+    }
+  }
+  if (type !== "json_schema") return undefined;
+  const spec = record.json_schema;
+  if (spec === undefined) return "Missing required parameter: 'response_format.json_schema'.";
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
+    return `Invalid type for 'response_format.json_schema': expected an object, but got ${typeName(spec)} instead.`;
+  }
+  const jsonSchema = spec as Record<string, unknown>;
+  for (const key of Object.keys(jsonSchema)) {
+    if (!JSON_SCHEMA_KEYS.has(key))
+      return `Unknown parameter: 'response_format.json_schema.${key}'.`;
+  }
+  const name = jsonSchema.name;
+  if (name === undefined) return "Missing required parameter: 'response_format.json_schema.name'.";
+  if (typeof name !== "string" || !FORMAT_NAME.test(name)) {
+    return `Invalid 'response_format.json_schema.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]{1,64}$', got ${JSON.stringify(name)}.`;
+  }
+  if (jsonSchema.description !== undefined && typeof jsonSchema.description !== "string") {
+    return `Invalid type for 'response_format.json_schema.description': expected a string, but got ${typeName(jsonSchema.description)} instead.`;
+  }
+  const strict = jsonSchema.strict;
+  if (strict !== undefined && strict !== null && typeof strict !== "boolean") {
+    return `Invalid type for 'response_format.json_schema.strict': expected a boolean, but got ${typeName(strict)} instead.`;
+  }
+  const schema = jsonSchema.schema;
+  if (schema === undefined) return undefined;
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) {
+    return `Invalid type for 'response_format.json_schema.schema': expected an object, but got ${typeName(schema)} instead.`;
+  }
+  if (strict !== true) return undefined;
+  const rootType = (schema as Record<string, unknown>).type;
+  if (rootType !== "object") {
+    return `Invalid schema for response_format '${name}': schema must be a JSON Schema of 'type: "object"', got 'type: ${JSON.stringify(rootType ?? null)}'.`;
+  }
+  return strictSchemaError(schema, `response_format '${name}'`, "()", true);
+}
+
+/**
+ * Checks a schema for strict mode: objects (every one when `everyObject`, else those with
+ * `properties`) must have `additionalProperties: false` and list all their properties in
+ * `required`, at every depth.
+ */
+function strictSchemaError(
+  schema: unknown,
+  label: string,
+  context: string,
+  everyObject: boolean,
+): string | undefined {
   if (schema === null || typeof schema !== "object") return undefined;
   const node = schema as Record<string, unknown>;
   const type = node.type;
-  const isObject = type === "object" || (Array.isArray(type) && type.includes("object"));
-  if (isObject && node.properties !== undefined) {
+  const isObject =
+    type === "object" ||
+    (Array.isArray(type) && type.includes("object")) ||
+    (type === undefined && node.properties !== undefined);
+  if (isObject && (everyObject || node.properties !== undefined)) {
     if (node.additionalProperties !== false) {
-      return `Invalid schema for function '${name}': In context=${context}, 'additionalProperties' is required to be supplied and to be false.`;
+      return `Invalid schema for ${label}: In context=${context}, 'additionalProperties' is required to be supplied and to be false.`;
     }
-    const keys = Object.keys(node.properties as object);
+    const properties = (node.properties ?? {}) as Record<string, unknown>;
+    const keys = Object.keys(properties);
     const required = Array.isArray(node.required) ? (node.required as string[]) : [];
     const missing = keys.filter((key) => !required.includes(key));
     if (missing.length > 0) {
-      return `Invalid schema for function '${name}': In context=${context}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing[0]}'.`;
+      return `Invalid schema for ${label}: In context=${context}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing[0]}'.`;
     }
     for (const key of keys) {
       const error = strictSchemaError(
-        (node.properties as Record<string, unknown>)[key],
-        name,
+        properties[key],
+        label,
         `('properties', '${key}')`,
+        everyObject,
       );
       if (error !== undefined) return error;
     }
   }
-  for (const keyword of ["items", "anyOf"] as const) {
+  for (const keyword of ["items", "anyOf", "allOf"] as const) {
     const child = node[keyword];
     const children = Array.isArray(child) ? child : child === undefined ? [] : [child];
     for (const item of children) {
-      const error = strictSchemaError(item, name, `('${keyword}')`);
+      const error = strictSchemaError(item, label, `('${keyword}')`, everyObject);
+      if (error !== undefined) return error;
+    }
+  }
+  for (const keyword of ["$defs", "definitions"] as const) {
+    const defs = node[keyword];
+    if (defs === null || typeof defs !== "object") continue;
+    for (const [key, child] of Object.entries(defs as Record<string, unknown>)) {
+      const error = strictSchemaError(child, label, `('${keyword}', '${key}')`, everyObject);
       if (error !== undefined) return error;
     }
   }
   return undefined;
+}
+
+/** How the OpenAI API names a JSON value's type in its messages. */
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return "a string";
+  if (typeof value === "number") return Number.isInteger(value) ? "an integer" : "a decimal";
+  if (typeof value === "boolean") return "a boolean";
+  return "an object";
 }
 
 function validateMessages(messages: unknown): string | undefined {

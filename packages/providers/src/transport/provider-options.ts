@@ -111,6 +111,34 @@ export function checkTimeout(
   return value;
 }
 
+/**
+ * Checks a boolean option and applies its default.
+ *
+ * @param value - The option as given.
+ * @param fallback - The default, used when `value` is `undefined`.
+ * @param name - The option's name, for the error.
+ * @param prefix - The owner, for the error message.
+ * @param defaultNote - How the default is chosen, for the error (default: the fallback).
+ * @throws `InvalidOptionError` when it is neither `true` nor `false`.
+ */
+export function checkBoolean(
+  value: boolean | undefined,
+  fallback: boolean,
+  name: string,
+  prefix: string,
+  defaultNote = String(fallback),
+): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") {
+    throw new InvalidOptionError(
+      prefix,
+      name,
+      `must be true or false, received ${describeValue(value)}. Omit it for the default (${defaultNote}).`,
+    );
+  }
+  return value;
+}
+
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What fetch accepts in a header value once leading and trailing whitespace is trimmed. */
