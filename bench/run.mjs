@@ -104,6 +104,7 @@ const fileTools = runChild("Built-in file tools", "file-tools.bench.mjs");
 const mcp = runChild("MCP client", "mcp.bench.mjs");
 const otel = runChild("OpenTelemetry spans (O6)", "otel.bench.mjs");
 const workers = runChild("Runs on BullMQ workers", "workers.bench.mjs");
+const steering = runChild("Steering a run (L14)", "steering.bench.mjs");
 
 mkdirSync(join(here, "results"), { recursive: true });
 writeFileSync(
@@ -123,6 +124,7 @@ writeFileSync(
       mcp: mcp.stdout,
       otel: otel.stdout,
       workers: workers.stdout,
+      steering: steering.stdout,
     },
     null,
     2,

@@ -2,7 +2,13 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { sqliteSessionStore } from "@lattice/store-sqlite";
-import { createAgent, LatticeError, type SDKMessage } from "agent-lattice";
+import {
+  type AgentOptions,
+  anthropic,
+  createAgent,
+  LatticeError,
+  type SDKMessage,
+} from "agent-lattice";
 import { createScriptedModelServer } from "agent-lattice/testing";
 import { historyLines } from "./conversation.js";
 import { LineInput } from "./line-input.js";
@@ -14,6 +20,20 @@ const SYSTEM_PROMPT =
   "You are a friendly assistant in a terminal chat. Keep replies short. Use get_time for the " +
   "date and time, remember_note when the user asks you to remember something, and ask_user " +
   "when you need to ask the user a question.";
+
+/**
+ * An input guardrail: a message that tries to override the assistant's instructions ends its
+ * run `guardrail_tripped`. It runs beside the first model call, which it aborts when it trips;
+ * a message that passes waits for nothing.
+ */
+function noInstructionOverride({ prompt }: { readonly prompt: unknown }) {
+  const text = typeof prompt === "string" ? prompt : JSON.stringify(prompt);
+  return /\b(ignore|disregard|forget) (all |any )?(your |the |previous |prior )*(instructions|rules|system prompt)\b/i.test(
+    text,
+  )
+    ? { tripwire: true, reason: "the message asks the assistant to drop its instructions" }
+    : { tripwire: false };
+}
 
 /** Options of {@link runChat}. */
 export interface ChatOptions {
@@ -80,15 +100,33 @@ export async function runChat(options: ChatOptions): Promise<void> {
     deepseekKey || anthropicKey
       ? undefined
       : await createScriptedModelServer({ respond: offlineTurn, recordRequests: false });
-  const endpoint = server
-    ? { apiKey: "offline", baseURL: server.anthropicBaseURL, model: "scripted-model" }
+  const endpoint: Pick<
+    AgentOptions,
+    "apiKey" | "baseURL" | "model" | "provider" | "fallback" | "pricing"
+  > = server
+    ? {
+        // Offline: no retries, so an overloaded model (say "overload" to the offline model)
+        // moves to the fallback at once; made-up prices, so the cost shows.
+        provider: anthropic({ apiKey: "offline", baseURL: server.anthropicBaseURL, maxRetries: 0 }),
+        model: "scripted-model",
+        fallback: [{ model: "scripted-backup" }],
+        pricing: {
+          "scripted-model": { inputPerMTok: 3, outputPerMTok: 15 },
+          "scripted-backup": { inputPerMTok: 1, outputPerMTok: 5 },
+        },
+      }
     : deepseekKey
       ? {
           apiKey: deepseekKey,
           baseURL: "https://api.deepseek.com/anthropic",
           model: "deepseek-v4-flash",
         }
-      : { apiKey: anthropicKey, model: "claude-sonnet-4-6" };
+      : {
+          apiKey: anthropicKey,
+          model: "claude-sonnet-4-6",
+          // Overloaded or down after its retries: the same request goes to Haiku.
+          fallback: [{ model: "claude-haiku-4-5" }],
+        };
   printer.line(
     server
       ? `Lattice chat: offline, against the scripted model server at ${server.url} (set DEEPSEEK_API_KEY or ANTHROPIC_API_KEY to use a real model)`
@@ -122,6 +160,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
       return lines.next("answer> ", signal);
     }),
     sessionStore: store,
+    guardrails: { input: [noInstructionOverride] },
     includePartialMessages: true,
     onTrace: (event) => currentView?.trace(event),
     maxTurns: 10,

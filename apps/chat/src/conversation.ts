@@ -37,6 +37,13 @@ export function historyLines(entries: readonly SessionEntry[]): string[] {
       case "mail":
         for (const text of entry.texts) lines.push(`  ✉ ${text}`);
         break;
+      case "guardrail":
+        // A guardrail that passed leaves nothing to show; one that tripped ended its run, whose
+        // run_finished entry says so.
+        break;
+      case "output_feedback":
+        lines.push(`  ↩ sent back to the model: ${entry.text}`);
+        break;
       case "run_finished":
         unfinished = false;
         for (const error of entry.errors) lines.push(`  ✗ ${entry.subtype}: ${error}`);

@@ -29,14 +29,22 @@ const STREAMING = { chunkSize: 6, chunkDelayMs: 8 } as const;
  * - "remember that …" calls `remember_note`;
  * - "ask me something" calls `ask_user` (which waits for your answer);
  * - "what did I tell you?" lists your earlier messages and notes, read from the request;
+ * - a message with "overload" in it gets a 529 from the main model, and the backup answers;
  * - after tool results, a sentence about them; anything else, a short help text.
  *
  * @param request - The request the scripted model server received.
  * @returns The reply, streamed in small chunks.
  */
 export function offlineTurn(request: RecordedRequest): ScriptedTurn {
-  const messages = (request.body as { messages: readonly WireMessage[] }).messages;
+  const { messages, model } = request.body as {
+    messages: readonly WireMessage[];
+    model: string;
+  };
   const last = messages.at(-1);
+  // "overload": the main model answers 529 (overloaded), so the chat's fallback takes over.
+  if (model === "scripted-model" && /\boverload/i.test(textOf(last?.content ?? ""))) {
+    return { status: 529 };
+  }
   const content =
     last !== undefined && isToolResults(last) ? afterTools(messages) : answer(messages);
   return { ...STREAMING, content };

@@ -107,9 +107,16 @@ export function resultLines(result: SDKResultMessage): string[] {
   const turns = `${result.numTurns} ${result.numTurns === 1 ? "turn" : "turns"}`;
   const tokens = `${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens`;
   const seconds = `${(result.durationMs / 1000).toFixed(1)} s`;
+  // The cost, when every model that served the run has a known price.
+  const cost = result.usage.costUsd !== undefined ? `, $${result.usage.costUsd.toFixed(6)}` : "";
+  const guardrail = result.guardrail;
   return [
-    `  [${result.subtype}, ${turns}, ${tokens}, ${seconds}]`,
-    ...result.errors.map((error) => `  ✗ ${error}`),
+    `  [${result.subtype}, ${turns}, ${tokens}${cost}, ${seconds}]`,
+    ...(guardrail !== undefined
+      ? [
+          `  ⨯ stopped by the ${guardrail.kind} guardrail ${guardrail.name}: ${guardrail.reason ?? "no reason given"}`,
+        ]
+      : result.errors.map((error) => `  ✗ ${error}`)),
   ];
 }
 
@@ -145,6 +152,10 @@ export class RunView {
   trace(event: TraceEvent): void {
     if (event.type === "model_request_started") {
       this.#modelCalled = true;
+    } else if (event.type === "model_fallback") {
+      this.#printer.line(
+        `  ↪ ${event.fromModel} failed (${event.message}): this run goes on with ${event.toModel}`,
+      );
     } else if (event.type === "tool_call_queued") {
       this.#toolNames.set(event.id, event.name);
       if (this.#resumed && !this.#modelCalled) {

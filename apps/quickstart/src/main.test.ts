@@ -17,4 +17,5 @@ it("the demo program runs offline to a successful result and exits 0", async () 
   expect(lines[0]).toMatch(/^Lattice quickstart: offline/);
   expect(stdout).toContain("result (success, 5 turns");
   expect(stdout).toContain('structuredResult: {"seats":8,"total":96,"currency":"EUR"}');
+  expect(stdout).toContain("ACME Cloud GmbH INV-2026-0412: 2 lines, total 149.94 EUR");
 });

@@ -49,3 +49,21 @@ it("H29: the calculator applies an operator to two numbers; no text the model se
   const source = readFileSync(new URL("./tools.ts", import.meta.url), "utf8");
   expect(source).not.toMatch(/(?<![\w$.])(?:Function|eval)\s*\(/);
 });
+
+it("L15, L1, L3: extracts a typed invoice; the first answer, missing its total, goes back with the error", async () => {
+  const { extractInvoice } = await import("./extract-invoice.js");
+  const lines: string[] = [];
+  const result = await extractInvoice((line) => lines.push(line), {});
+  expect(result.subtype).toBe("success");
+  if (result.subtype !== "success") return;
+  expect(result.output.total).toBe(149.94);
+  expect(result.output.lines).toHaveLength(2);
+  expect(result.numTurns).toBe(2);
+  expect(lines[0]).toMatch(
+    /^\ninvoice extraction: typed output, asked as (native_json_schema|forced_tool)$/,
+  );
+  expect(lines[1]).toMatch(/^ {2}sent back: .*total/);
+  expect(lines[2]).toBe(
+    "  ACME Cloud GmbH INV-2026-0412: 2 lines, total 149.94 EUR (2 model calls)",
+  );
+});

@@ -8,7 +8,16 @@ import type {
 import type { ToolBatchPolicy, ToolConcurrencyOptions } from "@lattice/scheduler";
 import type { AnyToolDefinition, BuiltinToolName, NeedsApproval, ToolSource } from "@lattice/tools";
 import type { AgentHooks } from "./agent-hooks.js";
+import type { ModelPricing } from "./model-pricing.js";
 import type { SessionStore } from "./session-store.js";
+import type {
+  FallbackModel,
+  Guardrails,
+  OutputMode,
+  OutputSchema,
+  PrepareStep,
+  StopCondition,
+} from "./steering-options.js";
 import type { TraceEvent } from "./trace-event.js";
 
 /**
@@ -16,7 +25,7 @@ import type { TraceEvent } from "./trace-event.js";
  * (T31): an unknown key throws when the agent is assembled, with the message
  * `AgentOptions: unknown option "<key>". Check for a typo, or upgrade the SDK if this option was added in a newer version.`
  */
-export interface AgentOptions {
+export interface AgentOptions<TOutput = unknown> {
   /** The agent's name: required by `defineAgent` (it names agent tools and team members). */
   readonly name?: string;
   /** What the agent does: the description of the tool `agentTool()` makes from it. */
@@ -138,6 +147,57 @@ export interface AgentOptions {
   readonly toolChoice?: ModelToolChoice;
   /** Strings that end a reply when the model generates them (`stop_sequences` / `stop`). */
   readonly stopSequences?: readonly string[];
+  /**
+   * A schema for the run's typed final answer (L1): a Zod v4 schema or a Standard Schema with
+   * a JSON Schema, its root an object. The result carries `output`, validated; an answer that
+   * fails validation goes back to the model with the error, up to `outputRetries` times, then
+   * the run ends `error_output_invalid` (L3). `query(prompt, { outputSchema })` sets one per run.
+   */
+  readonly outputSchema?: OutputSchema<TOutput>;
+  /** How many invalid answers are sent back to the model before `error_output_invalid`. Default 2. */
+  readonly outputRetries?: number;
+  /** How the typed answer is asked for: `"auto"` (default), `"native_json_schema"` or `"forced_tool"` (L2). */
+  readonly outputMode?: OutputMode;
+  /**
+   * Runs before every model call and may override, for that call only, its `model`,
+   * `provider`, `activeTools`, `toolChoice`, `system` or `messages` (L5). The overrides are
+   * recorded on the call's `reply` log entry.
+   */
+  readonly prepareStep?: PrepareStep;
+  /**
+   * Ends the run `success` with the latest reply's text once a condition holds after a step
+   * with tool calls (L6): `stepCountIs(n)`, `hasToolCall(name)`, or your own function.
+   * `maxTurns` stays the hard ceiling.
+   */
+  readonly stopWhen?: StopCondition | readonly StopCondition[];
+  /**
+   * Input guardrails run on the prompt concurrently with the first model call; output
+   * guardrails on the final answer (L7–L9). A tripwire ends the run `guardrail_tripped`.
+   */
+  readonly guardrails?: Guardrails;
+  /**
+   * Providers or models to move to when a model call fails with a retryable error (overloaded,
+   * rate limited, 5xx, timeout, connection) after its own retries (L10), in order. The run
+   * stays on the entry it moved to; `usage.byModel` keeps usage per model.
+   */
+  readonly fallback?: readonly FallbackModel[];
+  /**
+   * The most tokens (input, cache and output, child runs included) the run may use (L11): the
+   * run ends `error_budget` before a model call whose worst case would pass it.
+   */
+  readonly maxTotalTokens?: number;
+  /**
+   * The most US dollars the run may spend (L11), priced with `pricing` and the built-in table:
+   * the run ends `error_budget` before a model call whose worst case would pass it. Every model
+   * the agent may use needs a known price.
+   */
+  readonly maxCostUsd?: number;
+  /**
+   * Prices per model, in US dollars per million tokens, over the built-in table (dated
+   * `BUILTIN_PRICING_DATE`): `{ "my-model": { inputPerMTok, outputPerMTok } }`. With known
+   * prices, results carry `usage.costUsd`.
+   */
+  readonly pricing?: ModelPricing;
 }
 
 /** Every key {@link AgentOptions} accepts. */
@@ -172,7 +232,20 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "reasoningEffort",
   "toolChoice",
   "stopSequences",
+  "outputSchema",
+  "outputRetries",
+  "outputMode",
+  "prepareStep",
+  "stopWhen",
+  "guardrails",
+  "fallback",
+  "maxTotalTokens",
+  "maxCostUsd",
+  "pricing",
 ]);
+
+/** Default `outputRetries`. */
+export const DEFAULT_OUTPUT_RETRIES = 2;
 
 /** Default `maxTurns`. */
 export const DEFAULT_MAX_TURNS = 100;

@@ -2,6 +2,8 @@ import type { ModelProviderV1, ModelRequest } from "@lattice/providers";
 import type { ResolvedToolConcurrency, ToolBatchPolicy } from "@lattice/scheduler";
 import type { AnyToolDefinition } from "@lattice/tools";
 import type { AgentHooks } from "./agent-hooks.js";
+import type { ModelPricing } from "./model-pricing.js";
+import type { OutputSettings, RunSteering } from "./run-steering.js";
 import type { TraceEvent } from "./trace-event.js";
 
 /** Everything one run needs, resolved from an agent's options. Internal. */
@@ -37,4 +39,10 @@ export interface AgentRuntime {
   readonly request: Omit<ModelRequest, "messages" | "signal">;
   readonly includePartialMessages: boolean;
   readonly onTrace: ((event: TraceEvent) => void) | undefined;
+  /** The steering options, resolved (L1–L11); undefined when none is set. */
+  readonly steering: RunSteering | undefined;
+  /** How a query's own `outputSchema` is asked for. */
+  readonly outputSettings: OutputSettings;
+  /** The agent's `pricing`, over the built-in table. */
+  readonly pricing: ModelPricing | undefined;
 }

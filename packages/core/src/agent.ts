@@ -3,6 +3,7 @@ import type { ApprovalDecision } from "@lattice/scheduler";
 import type { Mailbox } from "./mailbox.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
 import type { SessionStore } from "./session-store.js";
+import type { OutputSchema } from "./steering-options.js";
 import type { StepLease } from "./step-lease.js";
 
 /** Options of one query. Checked strictly. */
@@ -32,6 +33,12 @@ export interface QueryOptions<TContext = unknown> {
    * Agent tools pass it to their child runs. Never sent to the model, never stored.
    */
   readonly context?: TContext;
+  /**
+   * The run's own typed answer (L1), instead of the agent's `outputSchema`: the result carries
+   * `output`, typed from it. Asked for in the agent's `outputMode`. A run started with one is
+   * resumed (or stepped) with the same one: pass it to `resume()` too.
+   */
+  readonly outputSchema?: OutputSchema;
 }
 
 /** Options of `agent.resume()`. Checked strictly. */
@@ -50,6 +57,8 @@ export interface ResumeOptions<TContext = unknown> {
   readonly signal?: AbortSignal;
   /** The value tools read as `ctx.context` in the resumed run (R9); it was never stored. */
   readonly context?: TContext;
+  /** The typed answer of a run started with `query(prompt, { outputSchema })`: the same schema (L12). */
+  readonly outputSchema?: OutputSchema;
 }
 
 /** Options of `agent.step()`. Checked strictly. */
@@ -120,6 +129,8 @@ export interface StepOptions<TContext = unknown> {
    * gets that error must drop the step: the lease's new holder goes on. Default: none.
    */
   readonly lease?: StepLease;
+  /** The run's own typed answer (L1), as `QueryOptions.outputSchema`; pass it on every step. */
+  readonly outputSchema?: OutputSchema;
 }
 
 /**
@@ -132,7 +143,7 @@ export interface StepOptions<TContext = unknown> {
  * - `"stale"`: the log was not at `expectedStep` (the step was taken before); nothing ran.
  *   `nextStep` is the step the log is at.
  */
-export type AgentStepResult =
+export type AgentStepResult<TOutput = unknown> =
   | {
       readonly status: "continue";
       readonly sessionId: string;
@@ -146,7 +157,7 @@ export type AgentStepResult =
       readonly status: "ended";
       readonly sessionId: string;
       readonly runId: string;
-      readonly result: SDKResultMessage;
+      readonly result: SDKResultMessage<TOutput>;
     }
   | {
       readonly status: "stale";
@@ -164,7 +175,7 @@ export type Prompt = string | readonly ContentBlock[];
  * run's messages, or await `finalResult()` for the result alone. The run starts on the first
  * `next()` (or `finalResult()`); it can be iterated once.
  */
-export interface AgentQuery extends AsyncIterable<SDKMessage> {
+export interface AgentQuery<TOutput = unknown> extends AsyncIterable<SDKMessage<TOutput>> {
   /**
    * The run's result message. When nobody iterates the query, this drains it; when someone
    * does, this resolves as the result passes by. The same promise on every call.
@@ -172,7 +183,7 @@ export interface AgentQuery extends AsyncIterable<SDKMessage> {
    * @throws an error named `"AbortError"` when the run was aborted; the run's failure (for
    *   example `session_conflict`) when it failed before its result.
    */
-  finalResult(): Promise<SDKResultMessage>;
+  finalResult(): Promise<SDKResultMessage<TOutput>>;
 }
 
 /**
@@ -190,8 +201,9 @@ export type AsyncDisposeWhereKnown = SymbolConstructor extends {
  * A runnable agent: what `createAgent` and `createBareAgent` return.
  *
  * @typeParam TContext - The type of `QueryOptions.context`, read by tools as `ctx.context`.
+ * @typeParam TOutput - The type of `result.output`: what the agent's `outputSchema` validates to.
  */
-export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
+export interface Agent<TContext = unknown, TOutput = unknown> extends AsyncDisposeWhereKnown {
   /** The agent's name, when it has one. */
   readonly name: string | undefined;
   /** The model the agent talks to. */
@@ -211,7 +223,11 @@ export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
    *   error named `"AbortError"` when `options.signal` aborts, `SessionConflictError`
    *   (`session_conflict`) when the session has an unfinished run or another run won it (R8).
    */
-  query(prompt: Prompt, options?: QueryOptions<TContext>): AgentQuery;
+  query<Schema extends OutputSchema>(
+    prompt: Prompt,
+    options: QueryOptions<TContext> & { readonly outputSchema: Schema },
+  ): AgentQuery<OutputOf<Schema>>;
+  query(prompt: Prompt, options?: QueryOptions<TContext>): AgentQuery<TOutput>;
   /**
    * Continues the unfinished run of a stored session (R18): one cut by an abort or a killed
    * process. Calls whose results are logged never run again; the others run again
@@ -225,14 +241,22 @@ export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
    *   a damaged log (H24); `InvalidOptionError` for an edited input past the bounds (H26);
    *   `SessionConflictError` when another process resumed it first (exactly one wins).
    */
-  resume(sessionId: string, options?: ResumeOptions<TContext>): AgentQuery;
+  resume<Schema extends OutputSchema>(
+    sessionId: string,
+    options: ResumeOptions<TContext> & { readonly outputSchema: Schema },
+  ): AgentQuery<OutputOf<Schema>>;
+  resume(sessionId: string, options?: ResumeOptions<TContext>): AgentQuery<TOutput>;
   /**
    * Runs the agent to the end and resolves with its result message:
    * `query(prompt, options).finalResult()`.
    *
    * @throws an error named `"AbortError"` when `options.signal` aborts.
    */
-  run(prompt: Prompt, options?: QueryOptions<TContext>): Promise<SDKResultMessage>;
+  run<Schema extends OutputSchema>(
+    prompt: Prompt,
+    options: QueryOptions<TContext> & { readonly outputSchema: Schema },
+  ): Promise<SDKResultMessage<OutputOf<Schema>>>;
+  run(prompt: Prompt, options?: QueryOptions<TContext>): Promise<SDKResultMessage<TOutput>>;
   /**
    * Takes one step of a stored session's run — its first model call on a `prompt`, or the next
    * model call or batch of tool calls — stores the step's outcome, and returns. The run as a
@@ -257,7 +281,7 @@ export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
    *   `resume()` does; `SessionFencedError` when the step's `lease` no longer holds or a newer
    *   holder raised the session's fence (drop the step).
    */
-  step(sessionId: string, options?: StepOptions<TContext>): Promise<AgentStepResult>;
+  step(sessionId: string, options?: StepOptions<TContext>): Promise<AgentStepResult<TOutput>>;
   /**
    * Releases the agent's tool sources (MCP connections and the processes behind them). Safe to
    * call twice; runs started afterwards connect again. Agents without sources have nothing to
@@ -265,3 +289,8 @@ export interface Agent<TContext = unknown> extends AsyncDisposeWhereKnown {
    */
   close(): Promise<void>;
 }
+
+/** The type a schema validates to. */
+export type OutputOf<Schema extends OutputSchema> = NonNullable<
+  Schema["~standard"]["types"]
+>["output"];

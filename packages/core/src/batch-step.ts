@@ -13,7 +13,7 @@ import { errorMessage, toJson } from "./error-message.js";
 import { abortedError } from "./finish-run.js";
 import type { RunStep } from "./next-step.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
-import { RUN_LOG_VERSION, type ToolResultEntry } from "./run-log-entry.js";
+import { ENTRY_V1, type ToolResultEntry } from "./run-log-entry.js";
 import { appendEntry, settleStep } from "./run-log-sink.js";
 import { toToolBatchTraceEvent } from "./trace-event.js";
 
@@ -117,7 +117,7 @@ function logResult(env: RunEnv, outcome: ToolCallOutcome): void {
       }
     : { type: "tool_result", tool_use_id: outcome.id, content: [...result.content] };
   const entry: Mutable<ToolResultEntry> = {
-    v: RUN_LOG_VERSION,
+    v: ENTRY_V1,
     type: "tool_result",
     runId: env.runId,
     toolUseId: outcome.id,

@@ -16,6 +16,8 @@ const ENTRY_TYPES: ReadonlySet<string> = new Set([
   "mail",
   "interrupt",
   "decisions",
+  "guardrail",
+  "output_feedback",
   "run_finished",
 ]);
 
@@ -209,7 +211,33 @@ function fieldProblem(entry: RunLogEntry): string | undefined {
       }
       return undefined;
     }
+    case "guardrail":
+      if (entry.kind !== "input" && entry.kind !== "output") {
+        return `has the kind ${describeValue(entry.kind)}, not "input" or "output"`;
+      }
+      if (typeof entry.name !== "string" || typeof entry.tripwire !== "boolean") {
+        return "has no name (a string) and tripwire (a boolean)";
+      }
+      if (!Number.isSafeInteger(entry.turn) || typeof entry.durationMs !== "number") {
+        return "has no turn and durationMs (numbers)";
+      }
+      for (const key of ["reason", "retry", "error"] as const) {
+        if (entry[key] !== undefined && typeof entry[key] !== "string") {
+          return `has a ${key} that is not a string`;
+        }
+      }
+      return nestsDeeperThan(entry.info, MAX_STORED_VALUE_DEPTH) ? TOO_DEEP : undefined;
+    case "output_feedback":
+      return (entry.reason === "invalid" ||
+        entry.reason === "use_tool" ||
+        entry.reason === "guardrail") &&
+        typeof entry.text === "string"
+        ? undefined
+        : 'has no reason ("invalid", "use_tool" or "guardrail") and text (a string)';
     case "run_finished":
+      if (entry.output !== undefined && nestsDeeperThan(entry.output, MAX_STORED_VALUE_DEPTH)) {
+        return TOO_DEEP;
+      }
       return RESULT_SUBTYPES.has(entry.subtype) &&
         typeof entry.result === "string" &&
         Array.isArray(entry.errors) &&
@@ -232,6 +260,9 @@ const RESULT_SUBTYPES: ReadonlySet<unknown> = new Set<SDKResultSubtype>([
   "success",
   "error_max_turns",
   "error_during_execution",
+  "error_output_invalid",
+  "guardrail_tripped",
+  "error_budget",
   "interrupted",
 ]);
 
@@ -284,6 +315,14 @@ function placeProblem(run: LoggedRun | undefined, entry: RunLogEntry): string | 
       return entry.turn === run.numTurns + 1
         ? undefined
         : `is the reply of turn ${describeValue(entry.turn)}, but the run's next turn is ${run.numTurns + 1}`;
+    case "output_feedback":
+      if (run.lastReply === undefined || run.feedback !== undefined) {
+        return "gives feedback on an answer, but no reply came since the run began or the last feedback";
+      }
+      return open === undefined
+        ? undefined
+        : `comes while the tool calls of the reply before it have no result (${unanswered(open)})`;
+    case "guardrail":
     case "mail":
       // It would come between the calls and their results in the conversation.
       return open === undefined

@@ -1,4 +1,4 @@
-import type { Agent } from "./agent.js";
+import type { Agent, Prompt, QueryOptions, ResumeOptions, StepOptions } from "./agent.js";
 import type { AgentOptions } from "./agent-options.js";
 import type { AgentDefinition } from "./define-agent.js";
 import { memorySessionStore } from "./memory-session-store.js";
@@ -26,10 +26,10 @@ import { takeAgentStep } from "./take-step.js";
  * @throws `UnknownOptionError` for an unknown key (T31, T32).
  * @throws `InvalidOptionError` for a bad value, a missing `model`, or duplicate tool names.
  */
-export function createAgent<TContext = unknown>(
-  options: AgentOptions | AgentDefinition,
-): Agent<TContext> {
-  return assemble<TContext>(options, "standard");
+export function createAgent<TContext = unknown, TOutput = unknown>(
+  options: AgentOptions<TOutput> | AgentDefinition,
+): Agent<TContext, TOutput> {
+  return assemble<TContext, TOutput>(options, "standard");
 }
 
 /**
@@ -40,34 +40,35 @@ export function createAgent<TContext = unknown>(
  * @throws `UnknownOptionError` for an unknown key (T31, T32).
  * @throws `InvalidOptionError` for a bad value, a missing `model`, or `builtinTools`.
  */
-export function createBareAgent<TContext = unknown>(
-  options: AgentOptions | AgentDefinition,
-): Agent<TContext> {
-  return assemble<TContext>(options, "bare");
+export function createBareAgent<TContext = unknown, TOutput = unknown>(
+  options: AgentOptions<TOutput> | AgentDefinition,
+): Agent<TContext, TOutput> {
+  return assemble<TContext, TOutput>(options, "bare");
 }
 
-function assemble<TContext>(
-  options: AgentOptions | AgentDefinition,
+function assemble<TContext, TOutput>(
+  options: AgentOptions<TOutput> | AgentDefinition,
   flavor: Flavor,
-): Agent<TContext> {
+): Agent<TContext, TOutput> {
   const checked = checkAgentOptions(options, flavor);
   const prepared = prepareAgent(checked, flavor, undefined);
   const store = checked.validated.options.sessionStore ?? memorySessionStore();
-  const agent: Agent<TContext> = {
+  // The query methods are overloaded on a query's own outputSchema; one implementation serves.
+  const agent = {
     name: prepared.name,
     model: prepared.model,
     provider: prepared.provider,
     sessionStore: store,
-    query(prompt, queryOptions) {
+    query(prompt: Prompt, queryOptions?: QueryOptions<TContext>) {
       return startPromptQuery(prepared, store, prompt, queryOptions);
     },
-    resume(sessionId, resumeOptions) {
+    resume(sessionId: string, resumeOptions?: ResumeOptions<TContext>) {
       return startResumeQuery(prepared, store, sessionId, resumeOptions);
     },
-    run(prompt, queryOptions) {
+    run(prompt: Prompt, queryOptions?: QueryOptions<TContext>) {
       return agent.query(prompt, queryOptions).finalResult();
     },
-    step(sessionId, stepOptions) {
+    step(sessionId: string, stepOptions?: StepOptions<TContext>) {
       return takeAgentStep(prepared, store, sessionId, stepOptions);
     },
     async close() {
@@ -76,6 +77,6 @@ function assemble<TContext>(
     [Symbol.asyncDispose]() {
       return agent.close();
     },
-  };
+  } as Agent<TContext, TOutput>;
   return Object.freeze(agent);
 }

@@ -1,7 +1,7 @@
 import { InvalidOptionError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { loadSession, storeLabel } from "./load-session.js";
-import { RUN_LOG_VERSION, type RunFinishedEntry, type RunLogEntry } from "./run-log-entry.js";
+import { ENTRY_V1, type RunFinishedEntry, type RunLogEntry } from "./run-log-entry.js";
 import { RunLogState } from "./run-log-state.js";
 import { durationSinceStart, runResult } from "./run-result.js";
 import type { SDKResultMessage } from "./sdk-message.js";
@@ -105,7 +105,7 @@ export async function endRun(options: EndRunOptions): Promise<SDKResultMessage> 
         if (answered.has(call.id)) continue;
         answered.add(call.id);
         entries.push({
-          v: RUN_LOG_VERSION,
+          v: ENTRY_V1,
           type: "tool_result",
           runId: run.runId,
           toolUseId: call.id,
@@ -126,7 +126,7 @@ export async function endRun(options: EndRunOptions): Promise<SDKResultMessage> 
       }
     }
     const entry: RunFinishedEntry = {
-      v: RUN_LOG_VERSION,
+      v: ENTRY_V1,
       type: "run_finished",
       runId: run.runId,
       subtype: "error_during_execution",

@@ -2,13 +2,22 @@ import { createAbortError } from "@lattice/scheduler/internal";
 import { takeAllChildUsage } from "./child-runs.js";
 import { toJson } from "./error-message.js";
 import { storeFailure } from "./load-session.js";
+import { reportedUsage } from "./run-cost.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
-import { RUN_LOG_VERSION, type RunFinishedEntry } from "./run-log-entry.js";
+import { ENTRY_V1, type RunFinishedEntry } from "./run-log-entry.js";
 import { appendEntry } from "./run-log-sink.js";
 import { durationSinceStart, runResult } from "./run-result.js";
-import type { SDKResultMessage } from "./sdk-message.js";
+import type { SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
 import { SessionConflictError } from "./session-store.js";
 import { addUsage } from "./usage-totals.js";
+
+/** The subtypes a version 1 `run_finished` entry may hold. */
+const V1_SUBTYPES: ReadonlySet<SDKResultSubtype> = new Set([
+  "success",
+  "error_max_turns",
+  "error_during_execution",
+  "interrupted",
+]);
 
 /**
  * The finish step: appends the run's `run_finished` entry and stores it, or, for a run paused
@@ -26,10 +35,12 @@ export async function finishRun(
   const extra = takeAllChildUsage(env);
   let storeError: string | undefined;
   if (ending.type === "finish") {
-    const usage = { ...run.usage };
-    if (extra !== undefined) addUsage(usage, extra);
+    const totals = { ...run.usage };
+    if (extra !== undefined) addUsage(totals, extra);
+    const usage = reportedUsage(run, totals, env.runtime.model, env.runtime.pricing);
     const base = {
-      v: RUN_LOG_VERSION,
+      // Subtypes version 1 did not know need a reader of version 2.
+      v: V1_SUBTYPES.has(ending.subtype) ? ENTRY_V1 : 2,
       type: "run_finished",
       runId: env.runId,
       subtype: ending.subtype,
@@ -41,10 +52,12 @@ export async function finishRun(
       numTurns: ending.numTurns ?? run.numTurns,
       usage,
     };
-    const entry: RunFinishedEntry =
+    let entry: RunFinishedEntry =
       ending.structuredResult !== undefined
         ? { ...base, structuredResult: toJson(ending.structuredResult), ...rest }
         : { ...base, ...rest };
+    if (ending.output !== undefined) entry = { ...entry, output: toJson(ending.output) };
+    if (ending.guardrail !== undefined) entry = { ...entry, guardrail: ending.guardrail };
     if (writer === undefined || writer.failure !== undefined) {
       // Not stored, but the result's messages are the conversation as the log would give it
       // once the run ended (calls left without results answered or left out, H24), so that
@@ -71,6 +84,8 @@ export async function finishRun(
       env.stepping !== undefined ? durationSinceStart(run) : performance.now() - env.startedAt,
     storeError,
     extraUsage: ending.type === "finish" ? undefined : extra,
+    // The live result carries the answer as validated; the log keeps its JSON form.
+    output: ending.type === "finish" ? ending.output : undefined,
   });
   env.trace?.({
     type: "run_finished",

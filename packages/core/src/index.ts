@@ -3,11 +3,17 @@ export type {
   AgentQuery,
   AgentStepResult,
   AsyncDisposeWhereKnown,
+  OutputOf,
   Prompt,
   QueryOptions,
   ResumeOptions,
   StepOptions,
 } from "./agent.js";
+export {
+  type AgentGuardrail,
+  type AgentGuardrailOptions,
+  agentGuardrail,
+} from "./agent-guardrail.js";
 export type {
   AgentHooks,
   BeforeToolCallHookResult,
@@ -17,6 +23,7 @@ export {
   type AgentOptions,
   DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
+  DEFAULT_OUTPUT_RETRIES,
 } from "./agent-options.js";
 export {
   type AgentToolInput,
@@ -38,12 +45,23 @@ export { type EndRunOptions, endRun } from "./end-run.js";
 export { type JsonlTraceWriter, jsonlTraceWriter, type TraceSink } from "./jsonl-trace-writer.js";
 export { createInMemoryMailbox, type Mailbox, type MailboxMessage } from "./mailbox.js";
 export { memorySessionStore } from "./memory-session-store.js";
+export {
+  BUILTIN_PRICING_DATE,
+  builtinPricing,
+  costOf,
+  type ModelPrice,
+  type ModelPricing,
+  priceOf,
+} from "./model-pricing.js";
 export { AgentDepthError, HandoffError } from "./multi-agent-errors.js";
 export {
   type DecisionsEntry,
+  type GuardrailEntry,
   type InterruptEntry,
   type LoggedDecision,
+  type LoggedOverrides,
   type MailEntry,
+  type OutputFeedbackEntry,
   type PendingApproval,
   type ReplyEntry,
   RUN_LOG_VERSION,
@@ -54,11 +72,16 @@ export {
   type ToolResultEntry,
 } from "./run-log-entry.js";
 export type {
+  ModelUsageTotals,
   RunUsage,
   SDKAssistantMessage,
   SDKMessage,
+  SDKOutputDeltaMessage,
   SDKPartialMessage,
+  SDKNonSuccessResult,
+  SDKResultFields,
   SDKResultMessage,
+  SDKSuccessResult,
   SDKResultSubtype,
   SDKSystemMessage,
   SDKUserMessage,
@@ -79,6 +102,26 @@ export {
   checkSessionId,
   serializeSessionEntries,
 } from "./session-store-arguments.js";
+export {
+  type FallbackModel,
+  type GuardrailRetry,
+  type Guardrails,
+  type GuardrailVerdict,
+  hasToolCall,
+  type InputGuardrail,
+  type InputGuardrailArgs,
+  type OutputGuardrail,
+  type OutputGuardrailArgs,
+  type OutputMode,
+  type OutputSchema,
+  type PrepareStep,
+  type PrepareStepArgs,
+  type StepOverrides,
+  type StopCondition,
+  type StopConditionState,
+  stepCountIs,
+  type TrippedGuardrail,
+} from "./steering-options.js";
 export type { StepLease } from "./step-lease.js";
 export { type StepMessagesOptions, stepMessages } from "./step-messages.js";
 export { PARALLEL_TOOL_CALLS_GUIDANCE } from "./system-prompt.js";
@@ -98,7 +141,9 @@ export type { TeamOptions } from "./team-options.js";
 export type {
   ApprovalDecidedTraceEvent,
   ApprovalRequestedTraceEvent,
+  GuardrailTraceEvent,
   HookTraceEvent,
+  ModelFallbackTraceEvent,
   ModelRequestFailedTraceEvent,
   ModelRequestFinishedTraceEvent,
   ModelRequestStartedTraceEvent,

@@ -4,7 +4,7 @@ import { finishRun } from "./finish-run.js";
 import { storeFailure } from "./load-session.js";
 import { randomToken } from "./random-id.js";
 import type { RunEnv } from "./run-env.js";
-import { type PendingApproval, RUN_LOG_VERSION } from "./run-log-entry.js";
+import { ENTRY_V1, type PendingApproval } from "./run-log-entry.js";
 import { appendEntry } from "./run-log-sink.js";
 import type { SDKResultMessage } from "./sdk-message.js";
 import { SessionConflictError, type SessionEntry } from "./session-store.js";
@@ -49,7 +49,7 @@ export async function interruptRun(
     env.written.length = 0;
     env.writer = writer;
   }
-  appendEntry(env, { v: RUN_LOG_VERSION, type: "interrupt", runId: env.runId, approvals });
+  appendEntry(env, { v: ENTRY_V1, type: "interrupt", runId: env.runId, approvals });
   env.trace?.({
     type: "approval_requested",
     time: performance.now(),

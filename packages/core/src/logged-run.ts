@@ -1,6 +1,8 @@
 import type { ToolUseBlock } from "@lattice/providers";
 import type {
+  GuardrailEntry,
   LoggedDecision,
+  OutputFeedbackEntry,
   PendingApproval,
   ReplyEntry,
   RunFinishedEntry,
@@ -47,4 +49,34 @@ export interface LoggedRun {
    * already stored.
    */
   readonly answeredApprovalIds: ReadonlySet<string>[];
+  /** The run's `guardrail` entries, in log order (L9); undefined while there are none. */
+  guardrails: GuardrailEntry[] | undefined;
+  /** The guardrail entry that tripped, once one did (the run then ends `guardrail_tripped`). */
+  tripped: GuardrailEntry | undefined;
+  /**
+   * Feedback sent on the latest reply (L3, L8), until the next reply: the model is called
+   * again though that reply had no tool calls.
+   */
+  feedback: OutputFeedbackEntry | undefined;
+  /** Answers that failed (feedback entries and failed `final_answer` calls) so far (L3). */
+  outputFailures: number;
+  /** The latest failed answer's error. */
+  lastOutputError: string | undefined;
+  /** The `fallback` entry the latest reply came from (0: the agent's own model, L10). */
+  fallbackIndex: number;
+  /** Usage of the replies that name their model (overrides and fallbacks), by model (L10). */
+  byModel: Map<string, UsageTotals> | undefined;
+  /** Usage that child runs reported (agent tools), with its cost where they knew it. */
+  children: ChildUsage | undefined;
+}
+
+/** The usage child runs reported to a run, added up. */
+export interface ChildUsage {
+  readonly usage: UsageTotals;
+  /** Their cost in US dollars, of those that reported one. */
+  costUsd: number;
+  /** Whether some child reported tokens without a cost. */
+  unpriced: boolean;
+  /** Their usage by model, of those that reported it. */
+  readonly byModel: Map<string, UsageTotals>;
 }

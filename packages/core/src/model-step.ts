@@ -1,10 +1,20 @@
-import type { ContentBlock, ModelResponse } from "@lattice/providers";
+import type {
+  ContentBlock,
+  ModelProviderV1,
+  ModelRequest,
+  ModelResponse,
+} from "@lattice/providers";
 import { raceAbort } from "@lattice/scheduler/internal";
 import { errorMessage } from "./error-message.js";
 import { abortedError } from "./finish-run.js";
+import { appendGuardrail, startInputGuardrails } from "./input-guardrails.js";
+import { OutputDeltas } from "./output-deltas.js";
+import { isFallbackError, planCall } from "./plan-call.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
-import { RUN_LOG_VERSION } from "./run-log-entry.js";
+import { ENTRY_V1, type ReplyEntry } from "./run-log-entry.js";
 import { appendEntry, settleStep } from "./run-log-sink.js";
+import { OUTPUT_TOOL_NAME, toolMapOf } from "./run-output.js";
+import type { RunSteering } from "./run-steering.js";
 import type { RunUsage } from "./sdk-message.js";
 
 /**
@@ -35,6 +45,17 @@ export async function takeModelStep(env: RunEnv): Promise<StepOutcome> {
     }
   }
   if (mayStart !== undefined && !mayStart()) throw abortedError(env);
+  const steer = env.steer;
+  if (steer === undefined) return takePlainCall(env);
+  if (steer.output !== undefined && !env.runtime.toolMap.has(OUTPUT_TOOL_NAME)) {
+    // A query's own outputSchema: its final_answer tool joins the tools a batch may call.
+    env.runtime = { ...env.runtime, toolMap: toolMapOf(env.runtime.tools, steer.output.tool) };
+  }
+  return takeSteeredCall(env, steer);
+}
+
+/** A model call of a run with no steering option: the plain path (L14). */
+async function takePlainCall(env: RunEnv): Promise<StepOutcome> {
   const { runtime, trace, sessionId, runId } = env;
   const turn = env.run.numTurns + 1;
   trace?.({
@@ -46,16 +67,123 @@ export async function takeModelStep(env: RunEnv): Promise<StepOutcome> {
     messageCount: env.state.messages.length,
     maxTokens: runtime.request.maxTokens,
   });
+  const called = await streamCall(
+    env,
+    runtime.provider,
+    { ...runtime.request, messages: env.state.messages, signal: env.signal },
+    turn,
+    undefined,
+  );
+  if (called.response === undefined) return failedCall(env, turn, called.error);
+  logReply(env, turn, called.response, undefined);
+  return settleStep(env);
+}
+
+/**
+ * A steered model call: the stage before it (output retries, budget, `prepareStep`), input
+ * guardrails beside the run's first call (L7), the call itself along the fallback chain (L10),
+ * then its reply with what steered it.
+ */
+async function takeSteeredCall(env: RunEnv, steer: RunSteering): Promise<StepOutcome> {
+  const { trace, sessionId, runId, signal } = env;
+  const turn = env.run.numTurns + 1;
+  const plan = await planCall(env, steer, turn);
+  if ("type" in plan) return plan;
+  const guarding =
+    steer.guardrails !== undefined && env.run.lastReply === undefined
+      ? startInputGuardrails(env, steer.guardrails)
+      : undefined;
+  const callSignal = guarding === undefined ? signal : AbortSignal.any([signal, guarding.tripped]);
+  let index = plan.index;
+  let choice = plan.chain[index]!;
+  let called: CallResult;
+  for (;;) {
+    const request = plan.request(choice);
+    const outputMode = plan.outputMode(choice);
+    trace?.({
+      type: "model_request_started",
+      time: performance.now(),
+      sessionId,
+      runId,
+      turn,
+      messageCount: plan.messages.length,
+      maxTokens: request.maxTokens,
+      ...(choice.model !== env.runtime.model ? { model: choice.model } : {}),
+      ...(outputMode !== undefined ? { outputMode } : {}),
+    });
+    const deltas =
+      outputMode !== undefined && request.stream !== false
+        ? new OutputDeltas(env, outputMode)
+        : undefined;
+    called = await streamCall(
+      env,
+      choice.provider,
+      { ...request, messages: plan.messages, signal: callSignal },
+      turn,
+      deltas,
+    );
+    if (called.response !== undefined || signal.aborted || guarding?.tripped.aborted === true)
+      break;
+    if (!isFallbackError(called.error) || index + 1 >= plan.chain.length) break;
+    const next = plan.chain[index + 1]!;
+    trace?.({
+      type: "model_fallback",
+      time: performance.now(),
+      sessionId,
+      runId,
+      turn,
+      fromModel: choice.model,
+      fromProvider: choice.provider.name,
+      toModel: next.model,
+      toProvider: next.provider.name,
+      fallback: index + 1,
+      message: errorMessage(called.error),
+      status: (called.error as { status?: number }).status,
+    });
+    index++;
+    choice = next;
+  }
+  if (guarding !== undefined) {
+    const outcomes = await guarding.settled;
+    if (signal.aborted) throw abortedError(env);
+    for (const outcome of outcomes) appendGuardrail(env, "input", turn, outcome);
+    if (env.run.tripped !== undefined) return settleStep(env);
+  }
+  if (called.response === undefined) return failedCall(env, turn, called.error);
+  logReply(env, turn, called.response, {
+    ...(choice.model !== env.runtime.model ? { model: choice.model } : {}),
+    ...(index > 0 ? { fallback: index } : {}),
+    ...(plan.overrides !== undefined ? { overrides: plan.overrides } : {}),
+    ...(plan.outputMode(choice) !== undefined ? { outputMode: plan.outputMode(choice)! } : {}),
+  });
+  return settleStep(env);
+}
+
+/** What one provider call came to: its response, or what it failed with. */
+type CallResult =
+  | { readonly response: ModelResponse; readonly error?: undefined }
+  | { readonly response?: undefined; readonly error: unknown };
+
+/**
+ * Streams one provider call (with the provider's own retries), tracing retries and emitting
+ * partial messages; under a lease, a retry's wait ends with a check of it (H28).
+ *
+ * @throws the run's abort error when it aborts or may start nothing more.
+ */
+async function streamCall(
+  env: RunEnv,
+  provider: ModelProviderV1,
+  request: ModelRequest,
+  turn: number,
+  deltas: OutputDeltas | undefined,
+): Promise<CallResult> {
+  const { runtime, trace, sessionId, runId, signal, mayStart } = env;
   let response: ModelResponse | undefined;
   // Under a lease, a retry's wait ends with a check of it, made just before the provider sends
   // the retry: a process frozen during the wait sends nothing when it wakes (H28).
   let retryCheck: ReturnType<typeof setTimeout> | undefined;
   try {
-    for await (const event of runtime.provider.stream({
-      ...runtime.request,
-      messages: env.state.messages,
-      signal,
-    })) {
+    for await (const event of provider.stream(request)) {
       if (event.type === "response") {
         response = event.response;
         continue;
@@ -83,41 +211,57 @@ export async function takeModelStep(env: RunEnv): Promise<StepOutcome> {
         const parentToolUseId = env.placement.parentToolUseId;
         env.placement.emit({ type: "stream_event", event, sessionId, runId, parentToolUseId });
       }
+      if (deltas !== undefined) deltas.on(event);
     }
   } catch (error) {
     if (signal.aborted) throw abortedError(env);
-    const message = errorMessage(error);
-    trace?.({
-      type: "model_request_failed",
-      time: performance.now(),
-      sessionId,
-      runId,
-      turn,
-      message,
-      status: (error as { status?: number }).status,
-    });
-    return {
-      type: "finish",
-      subtype: "error_during_execution",
-      result: "",
-      errors: [message],
-      numTurns: turn,
-    };
+    return { error };
   } finally {
     if (retryCheck !== undefined) clearTimeout(retryCheck);
   }
   if (signal.aborted || (mayStart !== undefined && !mayStart())) throw abortedError(env);
   if (response === undefined) {
     return {
-      type: "finish",
-      subtype: "error_during_execution",
-      result: "",
-      errors: [
-        `The model provider "${runtime.provider.name}" ended its stream without a response. This is a bug in the provider adapter.`,
-      ],
-      numTurns: turn,
+      error: new Error(
+        `The model provider "${provider.name}" ended its stream without a response. This is a bug in the provider adapter.`,
+      ),
     };
   }
+  return { response };
+}
+
+/** A model call that failed: traced, and the run ends with its error. */
+function failedCall(env: RunEnv, turn: number, error: unknown): StepOutcome {
+  const message = errorMessage(error);
+  env.trace?.({
+    type: "model_request_failed",
+    time: performance.now(),
+    sessionId: env.sessionId,
+    runId: env.runId,
+    turn,
+    message,
+    status: (error as { status?: number }).status,
+  });
+  return {
+    type: "finish",
+    subtype: "error_during_execution",
+    result: "",
+    errors: [message],
+    numTurns: turn,
+  };
+}
+
+/** What steered a call, as its reply entry records it (L2, L5, L10). */
+type ReplyExtras = Pick<ReplyEntry, "model" | "fallback" | "overrides" | "outputMode">;
+
+/** Traces a call's response and appends its `reply` entry (R6: stored before the next step). */
+function logReply(
+  env: RunEnv,
+  turn: number,
+  response: ModelResponse,
+  extras: ReplyExtras | undefined,
+): void {
+  const { trace, sessionId, runId } = env;
   const content = response.message.content;
   const reported = response.usage;
   const usage: RunUsage = {
@@ -141,16 +285,16 @@ export async function takeModelStep(env: RunEnv): Promise<StepOutcome> {
     requestId: response.requestId,
     toolCalls: countToolUses(content),
   });
-  appendEntry(env, {
-    v: RUN_LOG_VERSION,
+  const entry: ReplyEntry = {
+    v: ENTRY_V1,
     type: "reply",
     runId,
     turn,
     message: { role: "assistant", content },
     stopReason: response.stopReason,
     usage,
-  });
-  return settleStep(env);
+  };
+  appendEntry(env, extras === undefined ? entry : { ...entry, ...extras });
 }
 
 /**
@@ -170,7 +314,7 @@ async function takeMail(env: RunEnv): Promise<StepOutcome> {
         // Mail taken from the mailbox after the abort still goes to the log, for resume().
         Promise.resolve(taken).then((late) => {
           if (late.length > 0) {
-            appendEntry(env, { v: RUN_LOG_VERSION, type: "mail", runId, texts: [...late] });
+            appendEntry(env, { v: ENTRY_V1, type: "mail", runId, texts: [...late] });
           }
         }, ignore);
         throw abortedError(env);
@@ -179,7 +323,7 @@ async function takeMail(env: RunEnv): Promise<StepOutcome> {
     }
   }
   if (texts.length > 0) {
-    appendEntry(env, { v: RUN_LOG_VERSION, type: "mail", runId, texts: [...texts] });
+    appendEntry(env, { v: ENTRY_V1, type: "mail", runId, texts: [...texts] });
     const failed = await settleStep(env);
     if (failed !== undefined) return failed;
   }

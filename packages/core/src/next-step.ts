@@ -4,6 +4,7 @@ import type { LoggedRun } from "./logged-run.js";
 import { duplicateToolUseId, textOf } from "./reply-content.js";
 import type { LoggedDecision } from "./run-log-entry.js";
 import type { SDKResultSubtype } from "./sdk-message.js";
+import type { TrippedGuardrail } from "./steering-options.js";
 
 /** What the loop does next, derived from the log alone (R2). */
 export type RunStep =
@@ -23,6 +24,12 @@ export type RunStep =
       readonly result: string;
       readonly errors: readonly string[];
       readonly structuredResult?: unknown;
+      /** The tool whose `endTurn` result ended the run, when one did. */
+      readonly endedBy?: string;
+      /** The typed answer, validated (L1). */
+      readonly output?: unknown;
+      /** The guardrail that ended the run (L7). */
+      readonly guardrail?: TrippedGuardrail;
     };
 
 /**
@@ -31,6 +38,24 @@ export type RunStep =
  * `maxTurns`).
  */
 export function nextStep(run: LoggedRun, maxTurns: number): RunStep {
+  const tripped = run.tripped;
+  if (tripped !== undefined) {
+    const guardrail = {
+      name: tripped.name,
+      kind: tripped.kind,
+      ...(tripped.reason !== undefined ? { reason: tripped.reason } : {}),
+      ...(tripped.info !== undefined ? { info: tripped.info } : {}),
+    };
+    return {
+      type: "finish",
+      subtype: "guardrail_tripped",
+      result: "",
+      errors: [
+        `The ${tripped.kind} guardrail "${tripped.name}" tripped${tripped.reason !== undefined ? `: ${tripped.reason}` : "."}`,
+      ],
+      guardrail,
+    };
+  }
   const batch = run.batch;
   const reply = run.lastReply;
   if (batch !== undefined) {
@@ -64,10 +89,15 @@ export function nextStep(run: LoggedRun, maxTurns: number): RunStep {
           result: blockText(result.block),
           errors: [],
           structuredResult: result.structuredResult,
+          endedBy: result.toolName,
         };
       }
     }
-  } else if (reply !== undefined && reply.stopReason !== "pause_turn") {
+  } else if (
+    reply !== undefined &&
+    reply.stopReason !== "pause_turn" &&
+    run.feedback === undefined
+  ) {
     return {
       type: "finish",
       subtype: "success",
@@ -96,8 +126,8 @@ function finish(subtype: SDKResultSubtype, errors: readonly string[]): RunStep {
   return { type: "finish", subtype, result: "", errors };
 }
 
-/** The text of a tool_result block, as the scheduler reads an `endTurn` result's text. */
-function blockText(block: ToolResultBlock): string {
+/** The text of a tool_result block, as the scheduler reads an `endTurn` result's text. Internal. */
+export function blockText(block: ToolResultBlock): string {
   const content = block.content;
   return typeof content === "string"
     ? content

@@ -6,9 +6,9 @@ import type { LoggedRun } from "./logged-run.js";
 import { randomId } from "./random-id.js";
 import type { RunEnv, StepFencing } from "./run-env.js";
 import {
+  ENTRY_V1,
   type LoggedDecision,
   type PendingApproval,
-  RUN_LOG_VERSION,
   type RunLogEntry,
 } from "./run-log-entry.js";
 import { emitEntryMessages } from "./run-log-sink.js";
@@ -16,6 +16,7 @@ import { RunLogState } from "./run-log-state.js";
 import type { RunPlacement } from "./run-placement.js";
 import { durationSinceStart, runResult } from "./run-result.js";
 import type { RunStart } from "./run-start.js";
+import { withRunOutput } from "./run-steering.js";
 import { combineTraces } from "./run-trace.js";
 import type { SDKResultMessage } from "./sdk-message.js";
 import { SessionError } from "./session-error.js";
@@ -161,6 +162,8 @@ export async function openRun(
     childUsage: new Map(),
     toolRun: undefined,
     beforeCall: undefined,
+    steer:
+      start.output === undefined ? runtime.steering : withRunOutput(runtime.steering, start.output),
   };
   return { env };
 }
@@ -177,8 +180,8 @@ function startedEntry(
   };
   const time = new Date().toISOString();
   return history !== undefined
-    ? { v: RUN_LOG_VERSION, type: "run_started", runId, time, history, message }
-    : { v: RUN_LOG_VERSION, type: "run_started", runId, time, message };
+    ? { v: ENTRY_V1, type: "run_started", runId, time, history, message }
+    : { v: ENTRY_V1, type: "run_started", runId, time, message };
 }
 
 /** A run taken up again: its `run_resumed` entry, and the decisions it brings (R15). */
@@ -187,14 +190,14 @@ function resumedEntries(
   decided: { readonly [approvalId: string]: LoggedDecision } | undefined,
 ): RunLogEntry[] {
   const resumedAt: RunLogEntry = {
-    v: RUN_LOG_VERSION,
+    v: ENTRY_V1,
     type: "run_resumed",
     runId,
     time: new Date().toISOString(),
   };
   return decided === undefined
     ? [resumedAt]
-    : [resumedAt, { v: RUN_LOG_VERSION, type: "decisions", runId, decisions: decided }];
+    : [resumedAt, { v: ENTRY_V1, type: "decisions", runId, decisions: decided }];
 }
 
 /**

@@ -13,6 +13,8 @@ import type { AgentOptions } from "./agent-options.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
 import { resolveProvider } from "./resolve-provider.js";
+import { OUTPUT_TOOL_NAME, toolMapOf } from "./run-output.js";
+import { type OutputSettings, resolveSteering } from "./run-steering.js";
 import { buildSystemPrompt, hasConcurrentTools } from "./system-prompt.js";
 import { type ValidatedAgentOptions, validateAgentOptions } from "./validate-agent-options.js";
 import { assertUniqueToolNames } from "./validate-agent-tools.js";
@@ -62,6 +64,8 @@ export interface PreparedAgent {
   readonly getRuntime: () => AgentRuntime | Promise<AgentRuntime>;
   /** The agent's tool sources, which `close()` releases. */
   readonly sources: readonly ToolSource[];
+  /** How a query's own `outputSchema` is asked for (L2). */
+  readonly outputSettings: OutputSettings;
 }
 
 /**
@@ -97,6 +101,18 @@ export function prepareAgent(
   }
   const provider =
     inherited !== undefined && !hasOwnProvider(o) ? inherited.provider : resolveProvider(o);
+  const { steering, output: outputSettings } = resolveSteering(o, model, provider);
+  const outputTool = steering?.output?.tool;
+  if (outputTool !== undefined) {
+    const taken = [...validated.tools.map((definition) => definition.name), ...builtinNames];
+    if (taken.includes(OUTPUT_TOOL_NAME)) {
+      throw new InvalidOptionError(
+        "AgentOptions:",
+        "outputSchema",
+        `needs the tool name "${OUTPUT_TOOL_NAME}" for the typed answer, but one of the agent's tools has it. Rename that tool.`,
+      );
+    }
+  }
   const userTools = validated.tools;
   let runtime: AgentRuntime | undefined;
   let pending: Promise<AgentRuntime> | undefined;
@@ -138,7 +154,7 @@ export function prepareAgent(
     provider,
     system: system(tools),
     tools,
-    toolMap: new Map(tools.map((definition) => [definition.name, definition])),
+    toolMap: toolMapOf(tools, outputTool),
     concurrency: validated.concurrency,
     policy: validated.policy,
     hooks: validated.hooks,
@@ -152,6 +168,9 @@ export function prepareAgent(
     stream: o.stream !== false,
     includePartialMessages: o.includePartialMessages === true,
     onTrace: o.onTrace,
+    steering,
+    outputSettings,
+    pricing: o.pricing,
   });
   /**
    * The runtime over `fixed` tools, and, with tool sources, a `withSources` that resolves them
@@ -195,7 +214,7 @@ export function prepareAgent(
     });
     return pending;
   };
-  return { name: o.name, model, provider, getRuntime, sources };
+  return { name: o.name, model, provider, getRuntime, sources, outputSettings };
 }
 
 /** A source's tools, or an error that names the source. */

@@ -12,10 +12,16 @@ export const QUERY_OPTION_KEYS: ReadonlySet<string> = new Set([
   "messages",
   "sessionId",
   "context",
+  "outputSchema",
 ]);
 
 /** The keys `ResumeOptions` may have. Internal. */
-export const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "context", "decisions"]);
+export const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set([
+  "signal",
+  "context",
+  "decisions",
+  "outputSchema",
+]);
 
 /** The keys `StepOptions` may have. Internal. */
 export const STEP_OPTION_KEYS: ReadonlySet<string> = new Set([
@@ -31,6 +37,7 @@ export const STEP_OPTION_KEYS: ReadonlySet<string> = new Set([
   "takeMail",
   "chain",
   "lease",
+  "outputSchema",
 ]);
 
 /** Checks `StepOptions.runId`, `expectedStep`, `mailbox`, `lease`, `chain` and the listeners. Internal. */

@@ -3,6 +3,7 @@ import { takeBatchStep } from "./batch-step.js";
 import { openParentRun } from "./child-runs.js";
 import { errorMessage } from "./error-message.js";
 import { abortedError, finishRun } from "./finish-run.js";
+import { finishStage, stopStage } from "./finish-stage.js";
 import { interruptRun } from "./interrupt-step.js";
 import { storeFailure } from "./load-session.js";
 import { takeModelStep } from "./model-step.js";
@@ -62,10 +63,22 @@ export async function driveRun(
       if (yielded !== undefined) return yielded;
     }
     let outcome: StepOutcome;
+    const steer = env.steer;
     switch (step.type) {
       case "finish":
-        return finishRun(env, step);
+        if (steer === undefined || step.subtype !== "success") return finishRun(env, step);
+        // The answer's stage (L3, L8): it finishes, or sends feedback and the run goes on.
+        outcome = await finishStage(env, steer, step, true);
+        break;
       case "model":
+        if (steer?.stopWhen !== undefined && env.run.batch?.complete === true) {
+          const stopped = await stopStage(env, steer);
+          if (stopped !== undefined) {
+            outcome = await finishStage(env, steer, stopped, false);
+            if (outcome === undefined) continue;
+            break;
+          }
+        }
         outcome = await takeModelStep(env);
         break;
       case "batch":

@@ -6,6 +6,7 @@ import type { RunStep } from "./next-step.js";
 import type { LoggedDecision, RunLogEntry } from "./run-log-entry.js";
 import type { RunLogState } from "./run-log-state.js";
 import type { RunPlacement } from "./run-placement.js";
+import type { RunSteering } from "./run-steering.js";
 import type { SessionWriter } from "./session-writer.js";
 import type { StepLease } from "./step-lease.js";
 import type { TraceEvent } from "./trace-event.js";
@@ -89,6 +90,8 @@ export interface RunEnv {
   toolRun: ToolRunInfo | undefined;
   /** The scheduler's per-call hook (the user's `beforeToolCall`, traced), if any. */
   beforeCall: BeforeToolCall | undefined;
+  /** What steers the run (L1–L11); undefined for a run with none, whose steps take the plain path. */
+  readonly steer: RunSteering | undefined;
 }
 
 /**

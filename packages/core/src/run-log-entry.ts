@@ -1,13 +1,20 @@
 import type { ContentBlock, ModelMessage, StopReason, ToolResultBlock } from "@lattice/providers";
 import type { RunUsage, SDKResultSubtype } from "./sdk-message.js";
 import type { JsonValue } from "./session-store.js";
+import type { TrippedGuardrail } from "./steering-options.js";
 
 /**
- * The schema version of the run log entries this release writes (R1). A log holding an entry
- * of a higher version was written by a newer Lattice and is refused with a
- * {@link SessionError} of code `"session_log_version"`.
+ * The newest schema version of the run log entries this release writes and reads (R1). A log
+ * holding an entry of a higher version was written by a newer Lattice and is refused with a
+ * {@link SessionError} of code `"session_log_version"`. Version 2 added the steering entries
+ * (`guardrail`, `output_feedback`, and a `run_finished` with a subtype version 1 did not
+ * know); every other entry is still written as version 1, so a release that reads version 1
+ * reads a log that uses no steering.
  */
-export const RUN_LOG_VERSION = 1;
+export const RUN_LOG_VERSION = 2;
+
+/** The version of the entries version 1 already had. Internal. */
+export const ENTRY_V1 = 1;
 
 /** Fields every run log entry carries. */
 interface RunLogEntryBase {
@@ -46,6 +53,56 @@ export interface ReplyEntry extends RunLogEntryBase {
   readonly stopReason: StopReason;
   /** The tokens this model call used. */
   readonly usage: RunUsage;
+  /** The model that answered, when it was not the agent's (a `prepareStep` override or a fallback, L5, L10). */
+  readonly model?: string;
+  /** The `fallback` entry (1-based) the call went to, when it moved from the agent's model (L10). */
+  readonly fallback?: number;
+  /** What `prepareStep` changed for this call (L5). */
+  readonly overrides?: LoggedOverrides;
+  /** How the call asked for the typed answer, with `outputSchema` (L2). */
+  readonly outputMode?: "native_json_schema" | "forced_tool";
+}
+
+/** The overrides of one model call, as its reply entry records them (L5). */
+export interface LoggedOverrides {
+  readonly model?: string;
+  /** The provider's name. */
+  readonly provider?: string;
+  readonly activeTools?: readonly string[];
+  readonly toolChoice?: JsonValue;
+  readonly system?: string;
+  /** How many messages were sent instead of the run's conversation. */
+  readonly messages?: number;
+}
+
+/** A guardrail's outcome (L9): input guardrails once per run, output ones per final answer. */
+export interface GuardrailEntry extends RunLogEntryBase {
+  readonly type: "guardrail";
+  /** `"input"` or `"output"`. */
+  readonly kind: "input" | "output";
+  /** The turn whose call (input) or answer (output) it checked. */
+  readonly turn: number;
+  readonly name: string;
+  readonly tripwire: boolean;
+  readonly reason?: string;
+  readonly info?: JsonValue;
+  /** An output guardrail's feedback; an `output_feedback` entry follows. */
+  readonly retry?: string;
+  /** What the guardrail threw (it then counts as tripped). */
+  readonly error?: string;
+  readonly durationMs: number;
+}
+
+/**
+ * Feedback on the latest reply, sent to the model as a user message (L3, L8): an answer that
+ * failed validation, a text answer where the `final_answer` tool was expected, or an output
+ * guardrail's `retry`.
+ */
+export interface OutputFeedbackEntry extends RunLogEntryBase {
+  readonly type: "output_feedback";
+  /** `"invalid"` (validation), `"use_tool"` (call final_answer) or `"guardrail"` (a retry). */
+  readonly reason: "invalid" | "use_tool" | "guardrail";
+  readonly text: string;
 }
 
 /** One tool call's result, appended the moment it settled (one entry per call, R1). */
@@ -115,6 +172,10 @@ export interface RunFinishedEntry extends RunLogEntryBase {
   readonly errors: readonly string[];
   readonly numTurns: number;
   readonly usage: RunUsage;
+  /** The typed answer, as validated (its JSON form), with `outputSchema` (L1). */
+  readonly output?: JsonValue;
+  /** The guardrail that ended the run, when it ended `guardrail_tripped` (L7). */
+  readonly guardrail?: TrippedGuardrail;
 }
 
 /**
@@ -130,4 +191,6 @@ export type RunLogEntry =
   | MailEntry
   | InterruptEntry
   | DecisionsEntry
+  | GuardrailEntry
+  | OutputFeedbackEntry
   | RunFinishedEntry;

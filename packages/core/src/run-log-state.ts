@@ -2,10 +2,13 @@ import type { ContentBlock, ModelMessage, ToolResultBlock } from "@lattice/provi
 import type { TextBlock } from "@lattice/tools";
 import { checkLogEntry } from "./check-log-entry.js";
 import type { LoggedRun, OpenBatch } from "./logged-run.js";
+import { blockText } from "./next-step.js";
 import { duplicateToolUseId, toolUsesOf } from "./reply-content.js";
 import type { LoggedDecision, RunLogEntry } from "./run-log-entry.js";
+import { OUTPUT_TOOL_NAME } from "./run-output.js";
+import type { RunUsage } from "./sdk-message.js";
 import type { SessionEntry } from "./session-store.js";
-import { addUsage, zeroUsage } from "./usage-totals.js";
+import { addUsage, type UsageTotals, zeroUsage } from "./usage-totals.js";
 
 /**
  * A run log folded into what the loop needs: the conversation (R2) and the state of the latest
@@ -71,6 +74,14 @@ export class RunLogState {
           pending: undefined,
           decisions: undefined,
           answeredApprovalIds: [],
+          guardrails: undefined,
+          tripped: undefined,
+          feedback: undefined,
+          outputFailures: 0,
+          lastOutputError: undefined,
+          fallbackIndex: 0,
+          byModel: undefined,
+          children: undefined,
         };
         return;
       }
@@ -82,6 +93,9 @@ export class RunLogState {
         run.numTurns = entry.turn;
         addUsage(run.usage, entry.usage);
         run.lastReply = entry;
+        run.feedback = undefined;
+        run.fallbackIndex = entry.fallback ?? 0;
+        if (entry.model !== undefined) addModelUsage(run, entry.model, entry.usage);
         const toolUses = toolUsesOf(entry.message.content);
         run.batch =
           toolUses.length === 0
@@ -98,8 +112,12 @@ export class RunLogState {
       case "tool_result": {
         const run = this.run!;
         const batch = run.batch;
-        if (entry.usage !== undefined) addUsage(run.usage, entry.usage);
+        if (entry.usage !== undefined) addChildUsage(run, entry.usage);
         if (batch === undefined || batch.complete) return;
+        if (entry.toolName === OUTPUT_TOOL_NAME && entry.block.is_error === true) {
+          run.outputFailures++;
+          run.lastOutputError = blockText(entry.block);
+        }
         batch.results.set(entry.toolUseId, entry);
         if (batch.results.size < batch.toolUses.length) return;
         batch.complete = true;
@@ -130,6 +148,21 @@ export class RunLogState {
       case "interrupt":
         this.run!.pending = entry.approvals;
         return;
+      case "guardrail": {
+        const run = this.run!;
+        if (run.guardrails === undefined) run.guardrails = [entry];
+        else run.guardrails.push(entry);
+        if (entry.tripwire) run.tripped ??= entry;
+        return;
+      }
+      case "output_feedback": {
+        const run = this.run!;
+        run.feedback = entry;
+        run.outputFailures++;
+        run.lastOutputError = entry.text;
+        this.#push({ role: "user", content: [{ type: "text", text: entry.text }] });
+        return;
+      }
       case "decisions": {
         const run = this.run!;
         // Decisions add up within a batch: a resumed batch may pause again for other calls.
@@ -211,5 +244,38 @@ export class RunLogState {
     for (const text of this.#mail!) content.push(text);
     messages[messages.length - 1] = { role: "user", content };
     this.#mail = undefined;
+  }
+}
+
+/** Adds a reply's usage to its model's, for a reply that names its model (L10). */
+function addModelUsage(run: LoggedRun, model: string, usage: RunUsage): void {
+  if (run.byModel === undefined) run.byModel = new Map<string, UsageTotals>();
+  let totals = run.byModel.get(model);
+  if (totals === undefined) {
+    totals = zeroUsage();
+    run.byModel.set(model, totals);
+  }
+  addUsage(totals, usage);
+}
+
+/** Adds the usage an agent tool's child run reported: to the run's, and to its children's. */
+function addChildUsage(run: LoggedRun, usage: RunUsage): void {
+  addUsage(run.usage, usage);
+  if (run.children === undefined) {
+    run.children = { usage: zeroUsage(), costUsd: 0, unpriced: false, byModel: new Map() };
+  }
+  const children = run.children;
+  addUsage(children.usage, usage);
+  if (typeof usage.costUsd === "number") children.costUsd += usage.costUsd;
+  else if (usage.inputTokens + usage.outputTokens > 0) children.unpriced = true;
+  if (usage.byModel !== undefined) {
+    for (const [model, modelUsage] of Object.entries(usage.byModel)) {
+      let totals = children.byModel.get(model);
+      if (totals === undefined) {
+        totals = zeroUsage();
+        children.byModel.set(model, totals);
+      }
+      addUsage(totals, modelUsage);
+    }
   }
 }

@@ -1,6 +1,11 @@
 import type { LoggedRun } from "./logged-run.js";
 import type { RunLogState } from "./run-log-state.js";
-import type { RunUsage, SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
+import type {
+  RunUsage,
+  SDKResultFields,
+  SDKResultMessage,
+  SDKResultSubtype,
+} from "./sdk-message.js";
 import { addUsage } from "./usage-totals.js";
 
 /** What a result says beyond the log: how long the run took, and a failure to finish. */
@@ -15,6 +20,8 @@ export interface RunResultOptions {
   readonly storeError?: string | undefined;
   /** Usage beyond what the log counts (child runs of calls whose results were not logged). */
   readonly extraUsage?: RunUsage | undefined;
+  /** The typed answer as validated, for the live result (the log keeps its JSON form). */
+  readonly output?: unknown;
 }
 
 /**
@@ -44,7 +51,7 @@ export function runResult(
     addUsage(totals, options.extraUsage);
     usage = totals;
   }
-  const message: SDKResultMessage = {
+  const message: SDKResultFields = {
     type: "result",
     subtype,
     result: entry?.result ?? "",
@@ -59,7 +66,18 @@ export function runResult(
     parentToolUseId: options.parentToolUseId,
     messages: state.messages.slice(),
   };
-  return entry === undefined ? { ...message, pendingApprovals: run.pending ?? [] } : message;
+  // The subtype and the output agree by construction (an output is logged on success only), so
+  // the fields are the union's, as the casts below say.
+  if (entry === undefined) {
+    return { ...message, pendingApprovals: run.pending ?? [] } as SDKResultMessage;
+  }
+  const output = options.output ?? entry.output;
+  if (output === undefined && entry.guardrail === undefined) return message as SDKResultMessage;
+  return {
+    ...message,
+    ...(output !== undefined ? { output } : {}),
+    ...(entry.guardrail !== undefined ? { guardrail: entry.guardrail } : {}),
+  } as SDKResultMessage;
 }
 
 /** How long a run taken step by step (or rebuilt from its log) lasted: from its first step. */

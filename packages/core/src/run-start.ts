@@ -1,10 +1,14 @@
 import type { ContentBlock, ModelMessage } from "@lattice/providers";
 import type { LoggedDecision } from "./run-log-entry.js";
+import type { RunOutput } from "./run-output.js";
 import type { SessionStore } from "./session-store.js";
 import type { StepLease } from "./step-lease.js";
 
-/** What a run starts from. Internal. */
-export type RunStart =
+/** What a run starts from, and its own typed output (`outputSchema` of the query). Internal. */
+export type RunStart = RunStartKind & { readonly output?: RunOutput | undefined };
+
+/** The ways a run starts. Internal. */
+export type RunStartKind =
   | {
       /** A new run on a prompt: one-off (with an optional caller-kept history) or on a session. */
       readonly kind: "prompt";

@@ -6,6 +6,7 @@ import type {
   ToolResultBlock,
 } from "@lattice/providers";
 import type { PendingApproval } from "./run-log-entry.js";
+import type { TrippedGuardrail } from "./steering-options.js";
 
 /**
  * Token counts of a run, added up over every model call, and over the child runs of agent
@@ -28,6 +29,27 @@ export interface RunUsage {
    * read cheaply by the next calls). `0` when the API reported none.
    */
   readonly cacheCreationInputTokens: number;
+  /**
+   * What the run cost in US dollars (L11), when the price of every model that served it is
+   * known (the agent's `pricing`, then the built-in table), child runs included. Absent
+   * otherwise. Computed as the run ends.
+   */
+  readonly costUsd?: number;
+  /**
+   * Usage per model (L10), when more than one model served the run (a fallback, a
+   * `prepareStep` override, agent tools on other models). Absent when one model did.
+   */
+  readonly byModel?: { readonly [model: string]: ModelUsageTotals };
+}
+
+/** One model's share of a run's usage (`usage.byModel`). */
+export interface ModelUsageTotals {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cacheReadInputTokens: number;
+  readonly cacheCreationInputTokens: number;
+  /** Its cost in US dollars, when its price is known. */
+  readonly costUsd?: number;
 }
 
 /** The first message of every query: what the run will use. */
@@ -87,12 +109,67 @@ export type SDKResultSubtype =
   | "success"
   | "error_max_turns"
   | "error_during_execution"
+  | "error_output_invalid"
+  | "guardrail_tripped"
+  | "error_budget"
   | "interrupted";
 
-/** The last message of every run that was not aborted (T35). */
-export interface SDKResultMessage {
+/**
+ * The typed answer as it streams (L4), with `outputSchema` and streaming: `text` is the
+ * answer's JSON text so far, `partial` a best-effort parse of it (fields may be missing or
+ * cut short). For UIs that render the answer as it arrives; the result's `output` is the one
+ * validated.
+ */
+export interface SDKOutputDeltaMessage {
+  readonly type: "output_delta";
+  /** The JSON text of the answer so far, this call. */
+  readonly text: string;
+  /** What that text parses to so far, best effort; `undefined` while nothing parses. */
+  readonly partial: unknown;
+  readonly sessionId: string;
+  readonly runId: string;
+  /** The agent tool call this run serves, or `null` for a top-level run. */
+  readonly parentToolUseId: string | null;
+}
+
+/**
+ * The last message of every run that was not aborted (T35): a {@link SDKSuccessResult} or a
+ * {@link SDKNonSuccessResult}, told apart by `subtype`. Checking `subtype === "success"`
+ * narrows `output` to the schema's type.
+ *
+ * @typeParam TOutput - The type of `output`: what the run's `outputSchema` validates to.
+ */
+export type SDKResultMessage<TOutput = unknown> = SDKSuccessResult<TOutput> | SDKNonSuccessResult;
+
+/** A run that ended `success`. */
+export interface SDKSuccessResult<TOutput = unknown> extends SDKResultFields {
+  readonly subtype: "success";
+  /**
+   * The typed answer, validated by the run's `outputSchema` (L1); absent when the run had no
+   * `outputSchema` (its type is then `unknown`). A result rebuilt from the log (a step asked
+   * again, `endRun()`) carries the answer's logged JSON form, which differs from the validated
+   * value only for schemas that transform.
+   */
+  readonly output: TOutput;
+}
+
+/** A run that ended otherwise: failed, stopped by a guardrail or a budget, or paused. */
+export interface SDKNonSuccessResult extends SDKResultFields {
+  /**
+   * `"error_max_turns"`, `"error_during_execution"`, `"error_output_invalid"` (the typed answer
+   * failed validation after `outputRetries`, L3), `"guardrail_tripped"` (L7, L8),
+   * `"error_budget"` (`maxTotalTokens` or `maxCostUsd`, L11) or `"interrupted"` (paused for
+   * approvals, not an error).
+   */
+  readonly subtype: Exclude<SDKResultSubtype, "success">;
+  /** No typed answer: the run did not end `success`. */
+  readonly output?: undefined;
+}
+
+/** What every result message has, whatever its subtype. */
+export interface SDKResultFields {
   readonly type: "result";
-  /** `"success"`, `"error_max_turns"`, `"error_during_execution"` or `"interrupted"`. */
+  /** How the run ended; see {@link SDKSuccessResult} and {@link SDKNonSuccessResult}. */
   readonly subtype: SDKResultSubtype;
   /**
    * The final text: the last assistant message's text, or the first `endTurn` tool's text
@@ -101,6 +178,8 @@ export interface SDKResultMessage {
   readonly result: string;
   /** The `structuredResult` of the tool that ended the run (T11); `undefined` otherwise. */
   readonly structuredResult: unknown;
+  /** The guardrail that tripped, when `subtype` is `"guardrail_tripped"` (L7). */
+  readonly guardrail?: TrippedGuardrail;
   /** `true` unless `subtype` is `"success"` or `"interrupted"`. */
   readonly isError: boolean;
   /** Model calls made. */
@@ -136,9 +215,10 @@ export interface SDKResultMessage {
 }
 
 /** Every message `agent.query()` yields. */
-export type SDKMessage =
+export type SDKMessage<TOutput = unknown> =
   | SDKSystemMessage
   | SDKAssistantMessage
   | SDKUserMessage
   | SDKPartialMessage
-  | SDKResultMessage;
+  | SDKOutputDeltaMessage
+  | SDKResultMessage<TOutput>;

@@ -14,6 +14,7 @@ import {
   validatePrompt,
 } from "./query-arguments.js";
 import { runAgent } from "./run-agent.js";
+import { type RunOutput, resolveRunOutput } from "./run-output.js";
 import type { RunPlacement } from "./run-placement.js";
 import type { RunStart } from "./run-start.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
@@ -165,11 +166,13 @@ export function startPromptQuery(
   }
   const history =
     queryOptions?.messages === undefined ? undefined : checkHistory(queryOptions.messages);
+  const output = queryOutput(prepared, queryOptions?.outputSchema, "QueryOptions:");
   const start: RunStart = {
     kind: "prompt",
     prompt,
     ...(history !== undefined ? { history } : {}),
     ...(sessionId !== undefined ? { session: { store, sessionId } } : {}),
+    ...(output !== undefined ? { output } : {}),
   };
   return startQuery(prepared.getRuntime, start, queryOptions, agentName, store);
 }
@@ -191,6 +194,7 @@ export function startResumeQuery(
   checkSessionId("resume():", sessionId);
   checkSignal("ResumeOptions:", resumeOptions?.signal);
   const decisions = checkApprovalDecisions("ResumeOptions:", resumeOptions?.decisions);
+  const output = queryOutput(prepared, resumeOptions?.outputSchema, "ResumeOptions:");
   return startQuery(
     prepared.getRuntime,
     {
@@ -198,9 +202,26 @@ export function startResumeQuery(
       store,
       sessionId,
       ...(decisions !== undefined ? { decisions } : {}),
+      ...(output !== undefined ? { output } : {}),
     },
     resumeOptions,
     agentName,
     store,
   );
+}
+
+/**
+ * A query's own `outputSchema`, resolved in the agent's output mode (L1), or `undefined`.
+ * Internal.
+ *
+ * @throws `InvalidOptionError` naming `prefix` for a schema the SDK cannot use.
+ */
+export function queryOutput(
+  prepared: PreparedAgent,
+  schema: unknown,
+  prefix: string,
+): RunOutput | undefined {
+  if (schema === undefined) return undefined;
+  const { mode, retries } = prepared.outputSettings;
+  return resolveRunOutput(schema, mode, retries, prefix);
 }

@@ -14,6 +14,7 @@ import { driveRun } from "./run-agent.js";
 import type { RunPlacement } from "./run-placement.js";
 import type { SessionStore } from "./session-store.js";
 import { checkSessionId } from "./session-store-arguments.js";
+import { queryOutput } from "./start-query.js";
 
 /**
  * `agent.step(sessionId, options)`: checks the arguments (strictly), then takes one step of the
@@ -92,6 +93,7 @@ export async function takeAgentStep(
               }
             },
       fencing: lease === undefined ? undefined : { lease, stop: stop! },
+      output: queryOutput(prepared, options.outputSchema, "StepOptions:"),
     },
     signal,
     placement,

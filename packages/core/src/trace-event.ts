@@ -35,6 +35,43 @@ export interface ModelRequestStartedTraceEvent extends TraceEventBase {
   readonly messageCount: number;
   /** The request's `maxTokens`. */
   readonly maxTokens: number;
+  /** The model asked, when it is not the run's own (a `prepareStep` override or a fallback). */
+  readonly model?: string;
+  /** How the call asks for the typed answer, with `outputSchema` (L2). */
+  readonly outputMode?: "native_json_schema" | "forced_tool";
+}
+
+/**
+ * A model call failed with a retryable error after its retries, and its request goes to the
+ * next `fallback` entry (L10).
+ */
+export interface ModelFallbackTraceEvent extends TraceEventBase {
+  readonly type: "model_fallback";
+  readonly turn: number;
+  /** The model and provider that failed. */
+  readonly fromModel: string;
+  readonly fromProvider: string;
+  /** The ones the request goes to now. */
+  readonly toModel: string;
+  readonly toProvider: string;
+  /** The 1-based `fallback` entry moved to. */
+  readonly fallback: number;
+  /** What failed. */
+  readonly message: string;
+  readonly status?: number | undefined;
+}
+
+/** A guardrail ran (L9): its outcome, as its `guardrail` log entry keeps it. */
+export interface GuardrailTraceEvent extends TraceEventBase {
+  readonly type: "guardrail";
+  readonly kind: "input" | "output";
+  readonly name: string;
+  readonly turn: number;
+  readonly tripwire: boolean;
+  readonly reason?: string | undefined;
+  /** Whether an output guardrail asked the model to try again. */
+  readonly retry?: true;
+  readonly durationMs: number;
 }
 
 /** A model request is being retried after a retryable failure. */
@@ -191,6 +228,8 @@ export type TraceEvent =
   | RunStartedTraceEvent
   | ModelRequestStartedTraceEvent
   | ModelRetryTraceEvent
+  | ModelFallbackTraceEvent
+  | GuardrailTraceEvent
   | ModelRequestFinishedTraceEvent
   | ModelRequestFailedTraceEvent
   | ToolBatchTraceEvent

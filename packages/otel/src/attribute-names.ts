@@ -103,6 +103,19 @@ export const ATTR_LATTICE_MODEL_TOOL_CALLS = "lattice.model.tool_calls";
  * `x-request-id` header), for support tickets; the trace event's `requestId`.
  */
 export const ATTR_LATTICE_PROVIDER_REQUEST_ID = "lattice.provider.request_id";
+/**
+ * `lattice.output.mode`: on a `chat` span of a run with `outputSchema`, how the call asks for
+ * the typed answer: `"native_json_schema"` (the API's structured output) or `"forced_tool"`
+ * (a `final_answer` tool).
+ */
+export const ATTR_LATTICE_OUTPUT_MODE = "lattice.output.mode";
+/**
+ * `gen_ai.output.type`: the GenAI conventions' requested output type; `"json"` on a `chat`
+ * span of a run with `outputSchema`.
+ */
+export const ATTR_GEN_AI_OUTPUT_TYPE = "gen_ai.output.type";
+/** `lattice.usage.cost_usd`: on the run's span, what the run cost, when prices are known. */
+export const ATTR_LATTICE_USAGE_COST_USD = "lattice.usage.cost_usd";
 /** `lattice.tool.kind`: the tool's kind: `"tool"`, `"agent_tool"`, `"builtin"` or `"mcp"`. */
 export const ATTR_LATTICE_TOOL_KIND = "lattice.tool.kind";
 /**
@@ -168,5 +181,17 @@ export const EVENT_LATTICE_HOOK = "lattice.hook";
 export const EVENT_LATTICE_APPROVAL_REQUESTED = "lattice.approval.requested";
 /** `resume()` brought the decisions on a paused run's calls. */
 export const EVENT_LATTICE_APPROVAL_DECIDED = "lattice.approval.decided";
+/**
+ * A model call failed after its retries and its request went to the next `fallback` entry
+ * (on the run's span): `lattice.fallback.from_model`, `.from_provider`, `.to_model`,
+ * `.to_provider`, `.index` (1-based), `.reason`, and `http.response.status_code` when known.
+ */
+export const EVENT_LATTICE_MODEL_FALLBACK = "lattice.model.fallback";
+/**
+ * A guardrail ran (on the run's span): `lattice.guardrail.kind` (`"input"` or `"output"`),
+ * `.name`, `.tripwire`, `.reason` when given, `.retry` when an output guardrail asked the model
+ * to try again, and `.duration_ms`.
+ */
+export const EVENT_LATTICE_GUARDRAIL = "lattice.guardrail";
 /** The run was aborted through its signal. */
 export const EVENT_LATTICE_RUN_ABORTED = "lattice.run.aborted";

@@ -3,6 +3,7 @@ import { type Attributes, type Context, type Span, type Tracer, trace } from "@o
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_OUTPUT_TYPE,
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
@@ -13,6 +14,7 @@ import {
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_LATTICE_OUTPUT_MODE,
   ATTR_LATTICE_RUN_NEXT_STEP,
   ATTR_LATTICE_RUN_NUM_TURNS,
   ATTR_LATTICE_RUN_STEP,
@@ -20,10 +22,13 @@ import {
   ATTR_LATTICE_TOOL_DURATION_MS,
   ATTR_LATTICE_TOOL_STATUS,
   ATTR_LATTICE_TURN,
+  ATTR_LATTICE_USAGE_COST_USD,
   EVENT_LATTICE_APPROVAL_DECIDED,
   EVENT_LATTICE_APPROVAL_REQUESTED,
   EVENT_LATTICE_BATCH_POLICY,
+  EVENT_LATTICE_GUARDRAIL,
   EVENT_LATTICE_HOOK,
+  EVENT_LATTICE_MODEL_FALLBACK,
   EVENT_LATTICE_MODEL_RETRY,
   EVENT_LATTICE_RUN_ABORTED,
   EVENT_LATTICE_TOOL_PROGRESS,
@@ -165,6 +170,12 @@ export class RunSpans {
       case "run_step_finished":
         this.stepFinished(event);
         return true;
+      case "model_fallback":
+        this.modelFallback(event);
+        return false;
+      case "guardrail":
+        this.guardrail(event);
+        return false;
       default:
         return false;
     }
@@ -258,9 +269,13 @@ export class RunSpans {
     // relevant" attributes); the rest is set as the span ends (see ChatSpan).
     const attributes: Attributes = {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_CHAT,
-      [ATTR_GEN_AI_REQUEST_MODEL]: this.settings.model,
+      [ATTR_GEN_AI_REQUEST_MODEL]: event.model ?? this.settings.model,
     };
     if (providerName !== undefined) attributes[ATTR_GEN_AI_PROVIDER_NAME] = providerName;
+    if (event.outputMode !== undefined) {
+      attributes[ATTR_GEN_AI_OUTPUT_TYPE] = "json";
+      attributes[ATTR_LATTICE_OUTPUT_MODE] = event.outputMode;
+    }
     // A request still open (its end lost) ends where the next one starts.
     const open = this.chat;
     if (open !== undefined) {
@@ -269,7 +284,8 @@ export class RunSpans {
     }
     const chat = new ChatSpan(
       this.settings.tracer,
-      this.chatName,
+      // A call to another model (a `prepareStep` override, a fallback) is named after it.
+      event.model === undefined ? this.chatName : `${GEN_AI_OPERATION_CHAT} ${event.model}`,
       attributes,
       this.context,
       event,
@@ -290,6 +306,41 @@ export class RunSpans {
     };
     if (event.status !== undefined) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = event.status;
     chat.span.addEvent(EVENT_LATTICE_MODEL_RETRY, attributes, epochMillis(event.time));
+  }
+
+  private modelFallback(event: EventOf<"model_fallback">): void {
+    // The request that failed ends failed, as a last failure would; the next one's span opens
+    // at its own model_request_started.
+    const chat = this.chatOf(event.turn);
+    if (chat !== undefined) {
+      const { time, sessionId, runId, turn, message, status } = event;
+      chat.failed({ type: "model_request_failed", time, sessionId, runId, turn, message, status });
+      this.settings.ends.add(chat);
+    }
+    const attributes: Attributes = {
+      [ATTR_LATTICE_TURN]: event.turn,
+      "lattice.fallback.from_model": event.fromModel,
+      "lattice.fallback.from_provider": event.fromProvider,
+      "lattice.fallback.to_model": event.toModel,
+      "lattice.fallback.to_provider": event.toProvider,
+      "lattice.fallback.index": event.fallback,
+      "lattice.fallback.reason": event.message,
+    };
+    if (event.status !== undefined) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = event.status;
+    this.span.addEvent(EVENT_LATTICE_MODEL_FALLBACK, attributes, epochMillis(event.time));
+  }
+
+  private guardrail(event: EventOf<"guardrail">): void {
+    const attributes: Attributes = {
+      [ATTR_LATTICE_TURN]: event.turn,
+      "lattice.guardrail.kind": event.kind,
+      "lattice.guardrail.name": event.name,
+      "lattice.guardrail.tripwire": event.tripwire,
+      "lattice.guardrail.duration_ms": event.durationMs,
+    };
+    if (event.reason !== undefined) attributes["lattice.guardrail.reason"] = event.reason;
+    if (event.retry === true) attributes["lattice.guardrail.retry"] = true;
+    this.span.addEvent(EVENT_LATTICE_GUARDRAIL, attributes, epochMillis(event.time));
   }
 
   private toolQueued(event: EventOf<"tool_call_queued">): void {
@@ -447,6 +498,8 @@ export class RunSpans {
       [ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]: usage.cacheReadInputTokens,
       [ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS]: usage.cacheCreationInputTokens,
     });
+    if (usage.costUsd !== undefined)
+      this.span.setAttribute(ATTR_LATTICE_USAGE_COST_USD, usage.costUsd);
     if (event.subtype !== "success" && !interrupted) {
       failSpan(this.span, event.subtype, `the run ended with ${event.subtype}`);
     }

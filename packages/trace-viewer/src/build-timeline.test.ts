@@ -79,3 +79,93 @@ describe("buildTimeline and renderTimeline refuse events they cannot draw", () =
     expect(renderTimeline(sampleTrace())).toMatch(/^<!doctype html>/);
   });
 });
+
+describe("a run that fell back to another model (L10)", () => {
+  it("L10: the call that failed ends at the switch, and the next call names its model", () => {
+    const base = { sessionId: "s1", runId: "r1" } as const;
+    const usage = {
+      inputTokens: 3,
+      outputTokens: 2,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    };
+    const events: TraceEvent[] = [
+      {
+        type: "run_started",
+        time: 0,
+        ...base,
+        parentToolUseId: null,
+        agentName: "desk",
+        model: "claude-sonnet-4-6",
+        provider: "anthropic",
+        tools: [],
+      },
+      { type: "model_request_started", time: 1, ...base, turn: 1, messageCount: 1, maxTokens: 64 },
+      {
+        type: "model_fallback",
+        time: 5,
+        ...base,
+        turn: 1,
+        fromModel: "claude-sonnet-4-6",
+        fromProvider: "anthropic",
+        toModel: "claude-haiku-4-5",
+        toProvider: "anthropic",
+        fallback: 1,
+        message: "overloaded (529)",
+        status: 529,
+      },
+      {
+        type: "model_request_started",
+        time: 6,
+        ...base,
+        turn: 1,
+        messageCount: 1,
+        maxTokens: 64,
+        model: "claude-haiku-4-5",
+      },
+      {
+        type: "model_request_finished",
+        time: 9,
+        ...base,
+        turn: 1,
+        usage,
+        stopReason: "end_turn",
+        toolCalls: 0,
+        latencyMs: 3,
+        retries: 0,
+      },
+      {
+        type: "run_finished",
+        time: 10,
+        ...base,
+        subtype: "success",
+        numTurns: 1,
+        durationMs: 10,
+        usage,
+      },
+    ];
+    const models = buildTimeline(events).runs[0]!.turns[0]!.models;
+    expect(models).toEqual([
+      {
+        turn: 1,
+        startedAt: 1,
+        finishedAt: 5,
+        failure: "overloaded (529) — fell back to claude-haiku-4-5",
+        retries: [],
+      },
+      {
+        turn: 1,
+        startedAt: 6,
+        model: "claude-haiku-4-5",
+        finishedAt: 9,
+        stopReason: "end_turn",
+        toolCalls: 0,
+        tokens: { input: 3, output: 2 },
+        retries: [],
+      },
+    ]);
+    const html = renderTimeline(events);
+    expect(html).toContain("turn 1 · model claude-haiku-4-5 · ");
+    expect(html).toContain("fell back to claude-haiku-4-5");
+  });
+});

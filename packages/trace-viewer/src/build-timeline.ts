@@ -50,9 +50,14 @@ export interface TimelineModelCall {
   readonly turn: number;
   /** When the request was sent. */
   readonly startedAt: number;
+  /** The model asked, when it is not the run's own (a `prepareStep` override or a fallback). */
+  readonly model?: string;
   /** When the complete reply (or the final failure) arrived; absent when the trace ends first. */
   finishedAt?: number;
-  /** The failure message when the request failed for good. */
+  /**
+   * The failure message when the request failed for good, or failed and went to the next
+   * `fallback` entry (then it ends with "— fell back to {model}").
+   */
   failure?: string;
   /** Each retry: when, which attempt, the HTTP status and the message. */
   readonly retries: { time: number; attempt: number; status?: number; message: string }[];
@@ -257,6 +262,7 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
         turnOf(run, event.turn).models.push({
           turn: event.turn,
           startedAt: event.time,
+          ...(event.model !== undefined ? { model: event.model } : {}),
           retries: [],
         });
         modelCallCount++;
@@ -278,6 +284,14 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
           model.stopReason = event.stopReason;
           model.toolCalls = event.toolCalls;
           model.tokens = { input: event.usage.inputTokens, output: event.usage.outputTokens };
+        }
+        break;
+      }
+      case "model_fallback": {
+        const model = turnOf(run, event.turn).models.at(-1);
+        if (model !== undefined && model.finishedAt === undefined) {
+          model.finishedAt = event.time;
+          model.failure = `${event.message} — fell back to ${event.toModel}`;
         }
         break;
       }

@@ -123,7 +123,8 @@ const EVENT_FIELDS: Readonly<Record<string, Readonly<Record<string, Check>>>> = 
     parentToolUseId: optional(nullable(string)),
     resumed: optional(boolean),
   },
-  model_request_started: { ...base, turn },
+  model_request_started: { ...base, turn, model: optional(string) },
+  model_fallback: { ...base, turn, message: string, toModel: string },
   model_retry: { ...base, turn, attempt: finite, message: string, status: optional(finite) },
   model_request_finished: {
     ...base,

@@ -292,7 +292,9 @@ function modelRow(
   if (model.retries.length > 0) {
     parts.push(`↻ ${model.retries.length} retr${model.retries.length === 1 ? "y" : "ies"}`);
   }
-  const label = `turn ${model.turn} · model ${parts.join(" · ")}`;
+  // A call to another model than the run's (an override, a fallback) is named.
+  const name = model.model !== undefined ? `model ${model.model} ·` : "model";
+  const label = `turn ${model.turn} · ${name} ${parts.join(" · ")}`;
   const status =
     model.failure !== undefined
       ? `✗ failed: ${model.failure}`
