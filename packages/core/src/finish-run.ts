@@ -56,8 +56,8 @@ export async function finishRun(
       ending.structuredResult !== undefined
         ? { ...base, structuredResult: toJson(ending.structuredResult), ...rest }
         : { ...base, ...rest };
-    if (ending.output !== undefined) entry = { ...entry, output: toJson(ending.output) };
-    if (ending.guardrail !== undefined) entry = { ...entry, guardrail: ending.guardrail };
+    if (ending.output !== undefined) entry = { ...entry, v: 2, output: toJson(ending.output) };
+    if (ending.guardrail !== undefined) entry = { ...entry, v: 2, guardrail: ending.guardrail };
     if (writer === undefined || writer.failure !== undefined) {
       // Not stored, but the result's messages are the conversation as the log would give it
       // once the run ended (calls left without results answered or left out, H24), so that

@@ -5,15 +5,12 @@ import { invalidOutput } from "./plan-call.js";
 import { textOf } from "./reply-content.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
 import { runGuardrail } from "./run-guardrails.js";
-import type { OutputFeedbackEntry } from "./run-log-entry.js";
+import { ENTRY_V2, type OutputFeedbackEntry } from "./run-log-entry.js";
 import { appendEntry, settleStep } from "./run-log-sink.js";
 import { checkAnswerText, checkAnswerValue, OUTPUT_TOOL_NAME } from "./run-output.js";
 import type { RunSteering } from "./run-steering.js";
 
 type Finish = Exclude<StepOutcome, undefined | { type: "interrupt" }>;
-
-/** Version 2 of the log: the steering entries. */
-const ENTRY_V2 = 2;
 
 /**
  * The stage of a steered run's successful finish (L3, L8): the typed answer is taken and
@@ -107,7 +104,9 @@ export async function finishStage(
       subtype: "guardrail_tripped",
       result: "",
       errors: [
-        `The output guardrail "${retried.name}" still asked for another answer after the retries (outputRetries): ${retried.retry}`,
+        retry
+          ? `The output guardrail "${retried.name}" still asked for another answer after the retries (outputRetries): ${retried.retry}`
+          : `The output guardrail "${retried.name}" asked for another answer, but stopWhen had ended the run, so none was asked for: ${retried.retry}`,
       ],
       guardrail: { name: retried.name, kind: "output", reason: retried.retry! },
     };

@@ -1,10 +1,8 @@
 import type { Prompt } from "./agent.js";
 import type { RunEnv } from "./run-env.js";
 import { type GuardrailOutcome, type RunGuardrails, runGuardrail } from "./run-guardrails.js";
+import { ENTRY_V2 } from "./run-log-entry.js";
 import { appendEntry } from "./run-log-sink.js";
-
-/** Version 2 of the log: the steering entries (L9). */
-const ENTRY_V2 = 2;
 
 /** Input guardrails running beside a run's first model call (L7). Internal. */
 export interface InputGuarding {

@@ -571,6 +571,9 @@ describe("fallback and budgets (L10, L11)", () => {
         ["claude-haiku-4-5", 1],
         ["claude-haiku-4-5", 1],
       ]);
+      // Replies that record steering are version 2: an older reader refuses them, rather than
+      // resuming on the wrong model.
+      expect(replies.map((reply) => reply.v)).toEqual([2, 2]);
       // One model served the calls; the price of Haiku 4.5 is known: $1 in, $5 out per MTok.
       expect(result.usage.costUsd).toBeCloseTo((30 * 1 + 10 * 5) / 1e6, 12);
       expect(result.usage.byModel).toBeUndefined();
@@ -784,5 +787,150 @@ describe("strict options (L13)", () => {
     expect(() => createAgent(options({ outputSchema: Invoice, tools: [named] }))).toThrow(
       'needs the tool name "final_answer" for the typed answer',
     );
+  });
+});
+
+describe("edges found in review (L8, L10, L11, L12, H5)", () => {
+  it("L8: an output guardrail's retry on a final_answer call sends the model back for another answer", async () => {
+    server.enqueue(
+      {
+        content: [
+          {
+            type: "tool_use",
+            name: "final_answer",
+            input: { vendor: "BAD", total: 1, currency: "EUR" },
+          },
+        ],
+      },
+      {
+        content: [
+          {
+            type: "tool_use",
+            name: "final_answer",
+            input: { vendor: "ACME", total: 1, currency: "EUR" },
+          },
+        ],
+      },
+    );
+    const seen: string[] = [];
+    const agent = createAgent(
+      options({
+        outputSchema: Invoice,
+        outputMode: "forced_tool",
+        guardrails: {
+          output: [
+            function realVendor({ output }) {
+              const vendor = (output as { vendor: string }).vendor;
+              seen.push(vendor);
+              return vendor === "BAD" ? { retry: "Name the real vendor." } : { tripwire: false };
+            },
+          ],
+        },
+      }),
+    );
+    const result = await agent.run("Invoice?");
+    expect(result).toMatchObject({ subtype: "success", output: { vendor: "ACME" } });
+    expect(seen).toEqual(["BAD", "ACME"]);
+    expect(server.requests).toHaveLength(2);
+    expect(lastUserText(1)).toContain("Name the real vendor.");
+  });
+
+  it("L11: a fallback the budget cannot pay for is not called; the run ends error_budget", async () => {
+    const backup = await createScriptedModelServer();
+    try {
+      server.enqueue({ status: 529 });
+      backup.enqueue({ content: [{ type: "text", text: "expensive" }] });
+      const agent = createAgent({
+        provider: anthropic({ apiKey: "k", baseURL: server.anthropicBaseURL, maxRetries: 0 }),
+        model: "free-model",
+        maxTokens: 1000,
+        maxCostUsd: 0.01,
+        pricing: {
+          "free-model": { inputPerMTok: 0, outputPerMTok: 0 },
+          "dear-model": { inputPerMTok: 1000, outputPerMTok: 1000 },
+        },
+        fallback: [
+          {
+            provider: anthropic({ apiKey: "k", baseURL: backup.anthropicBaseURL }),
+            model: "dear-model",
+          },
+        ],
+      });
+      const result = await agent.run("go");
+      expect(result.subtype).toBe("error_budget");
+      expect(result.errors[0]).toMatch(
+        /^The model call to free-model failed \(.*529.*\), and its fallback was not tried: The run would pass its cost budget \(maxCostUsd 0\.01\)/,
+      );
+      expect(backup.requests).toHaveLength(0);
+    } finally {
+      await backup.close();
+    }
+  });
+
+  it("L10: a refusal that names capacity moves to the fallback; another refusal is an answer", async () => {
+    const backup = await createScriptedModelServer();
+    try {
+      server.enqueue(
+        {
+          content: [{ type: "text", text: "The model is at capacity right now." }],
+          stopReason: "refusal",
+        },
+        { content: [{ type: "text", text: "I won't help with that." }], stopReason: "refusal" },
+      );
+      backup.enqueue({ content: [{ type: "text", text: "from the backup" }] });
+      const agent = createAgent({
+        provider: anthropic({ apiKey: "k", baseURL: server.anthropicBaseURL }),
+        model: "claude-sonnet-4-6",
+        fallback: [{ provider: anthropic({ apiKey: "k", baseURL: backup.anthropicBaseURL }) }],
+      });
+      expect((await agent.run("one")).result).toBe("from the backup");
+      const refused = await agent.run("two");
+      expect(refused).toMatchObject({ subtype: "success", result: "I won't help with that." });
+      expect(backup.requests).toHaveLength(1);
+    } finally {
+      await backup.close();
+    }
+  });
+
+  it("L12: a prepareStep model override does not lose the run's fallback position", async () => {
+    const backup = await createScriptedModelServer();
+    try {
+      const call = { type: "tool_use" as const, name: "echo", input: { text: "x" } };
+      server.enqueue({ status: 529 }, { content: [call] });
+      backup.enqueue({ content: [call] }, { content: [{ type: "text", text: "done" }] });
+      const agent = createAgent({
+        provider: anthropic({ apiKey: "k", baseURL: server.anthropicBaseURL, maxRetries: 0 }),
+        model: "claude-sonnet-4-6",
+        tools: [echo],
+        fallback: [{ provider: anthropic({ apiKey: "k", baseURL: backup.anthropicBaseURL }) }],
+        prepareStep: ({ turn }) => (turn === 2 ? { model: "claude-haiku-4-5" } : undefined),
+      });
+      const result = await agent.run("go");
+      expect(result.subtype).toBe("success");
+      // Turn 1 fell back; turn 2 went where prepareStep said; turn 3 is back on the fallback.
+      expect(server.requests.map((request) => (request.body as { model: string }).model)).toEqual([
+        "claude-sonnet-4-6",
+        "claude-haiku-4-5",
+      ]);
+      expect(backup.requests).toHaveLength(2);
+    } finally {
+      await backup.close();
+    }
+  });
+
+  it("H5, L7: an abort while an input guardrail ignores its signal settles the run at once", async () => {
+    server.enqueue({ content: [{ type: "text", text: "hi" }], delayMs: 50 });
+    const agent = createAgent(
+      options({
+        guardrails: { input: [{ name: "stuck", check: () => new Promise(() => {}) }] },
+      }),
+    );
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 150);
+    const started = performance.now();
+    await expect(agent.run("hello", { signal: controller.signal })).rejects.toMatchObject({
+      name: "AbortError",
+    });
+    expect(performance.now() - started).toBeLessThan(2_000);
   });
 });

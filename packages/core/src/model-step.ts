@@ -9,9 +9,9 @@ import { errorMessage } from "./error-message.js";
 import { abortedError } from "./finish-run.js";
 import { appendGuardrail, startInputGuardrails } from "./input-guardrails.js";
 import { OutputDeltas } from "./output-deltas.js";
-import { isFallbackError, planCall } from "./plan-call.js";
+import { isCapacityRefusal, isFallbackError, planCall } from "./plan-call.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
-import { ENTRY_V1, type ReplyEntry } from "./run-log-entry.js";
+import { ENTRY_V1, ENTRY_V2, type ReplyEntry } from "./run-log-entry.js";
 import { appendEntry, settleStep } from "./run-log-sink.js";
 import { OUTPUT_TOOL_NAME, toolMapOf } from "./run-output.js";
 import type { RunSteering } from "./run-steering.js";
@@ -97,6 +97,7 @@ async function takeSteeredCall(env: RunEnv, steer: RunSteering): Promise<StepOut
   let index = plan.index;
   let choice = plan.chain[index]!;
   let called: CallResult;
+  let overBudget: string | undefined;
   for (;;) {
     const request = plan.request(choice);
     const outputMode = plan.outputMode(choice);
@@ -122,10 +123,15 @@ async function takeSteeredCall(env: RunEnv, steer: RunSteering): Promise<StepOut
       turn,
       deltas,
     );
-    if (called.response !== undefined || signal.aborted || guarding?.tripped.aborted === true)
-      break;
-    if (!isFallbackError(called.error) || index + 1 >= plan.chain.length) break;
+    if (signal.aborted || guarding?.tripped.aborted === true) break;
+    if (index + 1 >= plan.chain.length) break;
+    // A failure after the provider's retries, or a refusal that names capacity, moves on.
+    const capacity = called.response !== undefined && isCapacityRefusal(called.response);
+    if (called.response !== undefined ? !capacity : !isFallbackError(called.error)) break;
     const next = plan.chain[index + 1]!;
+    // The budget is checked before every call, a fallback's too (L11).
+    overBudget = plan.budget(next);
+    if (overBudget !== undefined) break;
     trace?.({
       type: "model_fallback",
       time: performance.now(),
@@ -137,8 +143,8 @@ async function takeSteeredCall(env: RunEnv, steer: RunSteering): Promise<StepOut
       toModel: next.model,
       toProvider: next.provider.name,
       fallback: index + 1,
-      message: errorMessage(called.error),
-      status: (called.error as { status?: number }).status,
+      message: capacity ? "the model refused for lack of capacity" : errorMessage(called.error),
+      status: capacity ? undefined : (called.error as { status?: number }).status,
     });
     index++;
     choice = next;
@@ -148,6 +154,20 @@ async function takeSteeredCall(env: RunEnv, steer: RunSteering): Promise<StepOut
     if (signal.aborted) throw abortedError(env);
     for (const outcome of outcomes) appendGuardrail(env, "input", turn, outcome);
     if (env.run.tripped !== undefined) return settleStep(env);
+  }
+  if (overBudget !== undefined) {
+    const failure =
+      called.response !== undefined
+        ? "refused for lack of capacity"
+        : `failed (${errorMessage(called.error)})`;
+    return {
+      type: "finish",
+      subtype: "error_budget",
+      result: "",
+      errors: [
+        `The model call to ${choice.model} ${failure}, and its fallback was not tried: ${overBudget}`,
+      ],
+    };
   }
   if (called.response === undefined) return failedCall(env, turn, called.error);
   logReply(env, turn, called.response, {
@@ -294,7 +314,14 @@ function logReply(
     stopReason: response.stopReason,
     usage,
   };
-  appendEntry(env, extras === undefined ? entry : { ...entry, ...extras });
+  // A reply that records steering needs a reader of version 2 (an older one would drop it).
+  const steered =
+    extras !== undefined &&
+    (extras.model !== undefined ||
+      extras.fallback !== undefined ||
+      extras.overrides !== undefined ||
+      extras.outputMode !== undefined);
+  appendEntry(env, steered ? { ...entry, ...extras, v: ENTRY_V2 } : entry);
 }
 
 /**

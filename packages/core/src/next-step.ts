@@ -79,20 +79,22 @@ export function nextStep(run: LoggedRun, maxTurns: number): RunStep {
         decisions: run.decisions,
       };
     }
-    // The first call in tool_use order that asked to end the run (T8, T10, T11).
-    for (const call of batch.toolUses) {
-      const result = batch.results.get(call.id);
-      if (result?.endTurn === true) {
-        return {
-          type: "finish",
-          subtype: "success",
-          result: blockText(result.block),
-          errors: [],
-          structuredResult: result.structuredResult,
-          endedBy: result.toolName,
-        };
+    // The first call in tool_use order that asked to end the run (T8, T10, T11), unless an
+    // output guardrail sent feedback on that answer: then the model answers again (L8).
+    if (run.feedback === undefined)
+      for (const call of batch.toolUses) {
+        const result = batch.results.get(call.id);
+        if (result?.endTurn === true) {
+          return {
+            type: "finish",
+            subtype: "success",
+            result: blockText(result.block),
+            errors: [],
+            structuredResult: result.structuredResult,
+            endedBy: result.toolName,
+          };
+        }
       }
-    }
   } else if (
     reply !== undefined &&
     reply.stopReason !== "pause_turn" &&

@@ -36,10 +36,17 @@ export class OutputDeltas {
     if (piece === "") return;
     this.#text += piece;
     const env = this.#env;
+    const text = this.#text;
+    // Parsed when read, once: parsing the whole text at every delta would cost time that grows
+    // with the square of the answer's length, for consumers that only want the text.
+    let partial: { value: unknown } | undefined;
     env.placement.emit({
       type: "output_delta",
-      text: this.#text,
-      partial: partialValue(this.#text),
+      text,
+      get partial() {
+        partial ??= { value: partialValue(text) };
+        return partial.value;
+      },
       sessionId: env.sessionId,
       runId: env.runId,
       parentToolUseId: env.placement.parentToolUseId,

@@ -2,6 +2,7 @@ import type {
   ModelMessage,
   ModelProviderV1,
   ModelRequest,
+  ModelResponse,
   ModelToolChoice,
   ModelToolSpec,
 } from "@lattice/providers";
@@ -29,6 +30,8 @@ export interface CallPlan {
   readonly overrides: LoggedOverrides | undefined;
   /** The request for a choice, without messages and signal. */
   readonly request: (choice: ModelChoice) => Omit<ModelRequest, "messages" | "signal">;
+  /** Why a call to a choice could pass a budget (L11), or `undefined`: checked before each fallback. */
+  readonly budget: (choice: ModelChoice) => string | undefined;
   /** The output mode of a choice's call, with typed output. */
   readonly outputMode: (choice: ModelChoice) => "native_json_schema" | "forced_tool" | undefined;
 }
@@ -109,6 +112,7 @@ export async function planCall(
     index: Math.min(index, chain.length - 1),
     messages: overrides?.messages ?? env.state.messages,
     overrides: overrides === undefined ? undefined : logged(overrides),
+    budget: (option) => budgetProblem(env, steer, option),
     outputMode: (option) =>
       output === undefined ? undefined : callOutputMode(output, option.provider),
     request: (option) => {
@@ -333,6 +337,20 @@ function budgetProblem(env: RunEnv, steer: RunSteering, choice: ModelChoice): st
     }
   }
   return undefined;
+}
+
+/**
+ * Whether a reply is a refusal that names capacity (L10): the model declined because it is
+ * overloaded, not because of what was asked. Internal.
+ */
+export function isCapacityRefusal(response: ModelResponse): boolean {
+  if (response.stopReason !== "refusal") return false;
+  for (const block of response.message.content) {
+    if (block.type === "text" && /\b(capacity|overloaded|overload)\b/i.test(block.text)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Whether a failure moves a call to the next fallback entry (L10). Internal. */

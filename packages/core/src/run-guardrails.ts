@@ -124,7 +124,11 @@ export async function runGuardrail<Args>(
   const name = guardrail.name;
   let answer: unknown;
   try {
-    answer = await guardrail.check(args);
+    // A guardrail that ignores its signal cannot hold an aborted run: the run stops waiting.
+    answer = await untilAborted(
+      guardrail.check(args),
+      (args as { readonly signal?: AbortSignal }).signal,
+    );
   } catch (error) {
     const message = errorMessage(error);
     return {
@@ -161,4 +165,24 @@ export async function runGuardrail<Args>(
     error,
     durationMs,
   };
+}
+
+/** `value`, or a rejection as soon as `signal` aborts, whichever comes first. */
+function untilAborted<T>(value: T | Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined || !(value instanceof Promise)) return Promise.resolve(value);
+  if (signal.aborted) return Promise.reject(new Error("aborted"));
+  return new Promise<T>((resolve, reject) => {
+    const stop = (): void => reject(new Error("aborted"));
+    signal.addEventListener("abort", stop, { once: true });
+    value.then(
+      (result) => {
+        signal.removeEventListener("abort", stop);
+        resolve(result);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", stop);
+        reject(error);
+      },
+    );
+  });
 }

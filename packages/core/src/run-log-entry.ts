@@ -15,6 +15,12 @@ export const RUN_LOG_VERSION = 2;
 
 /** The version of the entries version 1 already had. Internal. */
 export const ENTRY_V1 = 1;
+/**
+ * The version of entries that use what version 2 added (steering a run): the `guardrail` and
+ * `output_feedback` entries, a `reply` with `model`, `fallback`, `overrides` or `outputMode`, a
+ * `run_finished` with `output`, `guardrail` or a new subtype. Internal.
+ */
+export const ENTRY_V2 = 2;
 
 /** Fields every run log entry carries. */
 interface RunLogEntryBase {

@@ -94,7 +94,12 @@ export class RunLogState {
         addUsage(run.usage, entry.usage);
         run.lastReply = entry;
         run.feedback = undefined;
-        run.fallbackIndex = entry.fallback ?? 0;
+        // A call whose model or provider prepareStep chose starts its own chain: when it did not
+        // fall back, the run stays where it was (L12).
+        if (entry.fallback !== undefined) run.fallbackIndex = entry.fallback;
+        else if (entry.overrides?.model === undefined && entry.overrides?.provider === undefined) {
+          run.fallbackIndex = 0;
+        }
         if (entry.model !== undefined) addModelUsage(run, entry.model, entry.usage);
         const toolUses = toolUsesOf(entry.message.content);
         run.batch =

@@ -124,7 +124,11 @@ export interface SDKOutputDeltaMessage {
   readonly type: "output_delta";
   /** The JSON text of the answer so far, this call. */
   readonly text: string;
-  /** What that text parses to so far, best effort; `undefined` while nothing parses. */
+  /**
+   * What that text parses to so far, best effort; `undefined` while nothing parses. Parsed the
+   * first time it is read (an enumerable getter, so `JSON.stringify` includes it): a consumer
+   * that reads only `text` pays nothing for it.
+   */
   readonly partial: unknown;
   readonly sessionId: string;
   readonly runId: string;

@@ -28,7 +28,11 @@ export type OutputMode = "auto" | "native_json_schema" | "forced_tool";
 
 /** What `prepareStep` receives before each model call (L5). */
 export interface PrepareStepArgs<TContext = unknown> {
-  /** The step's number, as `agent.step()` counts: the model call of turn `t` is step `2t - 2`. */
+  /**
+   * The step's number, as `agent.step()` and job queues count steps (a model call and a batch
+   * are a step each): the model call of turn `t` is step `2t - 2`. This is not what
+   * `stepCountIs(n)` counts (model calls, that is turns): compare `turn` with it.
+   */
   readonly stepNumber: number;
   /** The 1-based turn of the model call about to be made. */
   readonly turn: number;
@@ -40,7 +44,9 @@ export interface PrepareStepArgs<TContext = unknown> {
   readonly model: string;
   /** The run's `context` (R9), as tools see it. */
   readonly context: TContext | undefined;
+  /** The conversation (a one-off run's own id when no `sessionId` was given). */
   readonly sessionId: string;
+  /** The run. */
   readonly runId: string;
 }
 
@@ -112,8 +118,12 @@ export interface InputGuardrailArgs<TContext = unknown> {
   readonly prompt: Prompt;
   /** The conversation the first call sends (history and prompt). */
   readonly messages: readonly ModelMessage[];
+  /** The run's `context` (R9), as tools see it. */
   readonly context: TContext | undefined;
-  /** Aborts when the run does, or another guardrail tripped. */
+  /**
+   * Aborts when the run does, or another guardrail tripped. The run does not wait for a
+   * guardrail that ignores it.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -123,8 +133,11 @@ export interface OutputGuardrailArgs<TContext = unknown> {
   readonly text: string;
   /** The validated typed answer, with `outputSchema`; `undefined` otherwise. */
   readonly output: unknown;
+  /** The conversation so far, the answer's reply included. */
   readonly messages: readonly ModelMessage[];
+  /** The run's `context` (R9), as tools see it. */
   readonly context: TContext | undefined;
+  /** Aborts when the run does; the run does not wait for a guardrail that ignores it. */
   readonly signal: AbortSignal;
 }
 
@@ -172,15 +185,19 @@ export type FallbackModel =
 
 /** The guardrail that ended a run `guardrail_tripped`, on the result (L7). */
 export interface TrippedGuardrail {
+  /** The guardrail's name (a function's own name, or `{ name }`). */
   readonly name: string;
   /** `"input"` or `"output"`. */
   readonly kind: "input" | "output";
+  /** Why, as the guardrail said (or its error, when it threw). */
   readonly reason?: string;
+  /** What else the guardrail returned as `info`, as JSON. */
   readonly info?: JsonValue;
 }
 
 /**
- * A stop condition that holds once the run made `count` model calls (L6).
+ * A stop condition that holds once the run made `count` model calls (L6): turns, not
+ * `agent.step()` steps (`PrepareStepArgs.stepNumber` counts those).
  *
  * @example
  * ```ts
