@@ -54,8 +54,12 @@ export async function takeModelStep(env: RunEnv): Promise<StepOutcome> {
   return takeSteeredCall(env, steer);
 }
 
-/** A model call of a run with no steering option: the plain path (L14). */
-async function takePlainCall(env: RunEnv): Promise<StepOutcome> {
+/**
+ * A model call of a run with no steering option: the plain path (L14). Not an async function:
+ * while the call is in flight, only `streamCall`'s frame and this continuation are held, which
+ * keeps the heap of many runs in flight as small as before steering.
+ */
+function takePlainCall(env: RunEnv): Promise<StepOutcome> {
   const { runtime, trace, sessionId, runId } = env;
   const turn = env.run.numTurns + 1;
   trace?.({
@@ -67,16 +71,17 @@ async function takePlainCall(env: RunEnv): Promise<StepOutcome> {
     messageCount: env.state.messages.length,
     maxTokens: runtime.request.maxTokens,
   });
-  const called = await streamCall(
+  return streamCall(
     env,
     runtime.provider,
     { ...runtime.request, messages: env.state.messages, signal: env.signal },
     turn,
     undefined,
-  );
-  if (called.response === undefined) return failedCall(env, turn, called.error);
-  logReply(env, turn, called.response, undefined);
-  return settleStep(env);
+  ).then((called) => {
+    if (called.response === undefined) return failedCall(env, turn, called.error);
+    logReply(env, turn, called.response, undefined);
+    return settleStep(env);
+  });
 }
 
 /**
