@@ -10,6 +10,10 @@ export type {
 } from "./content-blocks.js";
 export type { ModelProviderV1 } from "./model-provider.js";
 export type {
+  AnthropicClearThinkingEdit,
+  AnthropicClearToolUsesEdit,
+  AnthropicContextEdit,
+  AnthropicContextManagement,
   ModelOutputFormat,
   ModelRequest,
   ModelThinking,
@@ -18,7 +22,12 @@ export type {
   PromptCachingMode,
   ReasoningEffort,
 } from "./model-request.js";
-export type { ModelResponse, ModelUsage, StopReason } from "./model-response.js";
+export type {
+  ModelContextEdit,
+  ModelResponse,
+  ModelUsage,
+  StopReason,
+} from "./model-response.js";
 export type { ModelStreamEvent, StreamBlockStart } from "./model-stream-event.js";
 export {
   type OpenAiCompatibleOptions,

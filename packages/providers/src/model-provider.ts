@@ -28,9 +28,30 @@ export interface ModelProviderV1 {
    */
   readonly nativeOutput?: boolean;
   /**
+   * Whether this endpoint applies server-side context editing, `request.contextManagement`
+   * (Anthropic's `context_management`). Absent means `false`: callers then manage the context
+   * themselves (core's `contextManagement` strategies). Adapters that do not support it ignore
+   * `request.contextManagement`; this only tells callers whether to give it. `true` for the
+   * Anthropic adapter.
+   */
+  readonly contextEditing?: boolean;
+  /**
    * Makes one model call and yields its events.
    *
    * @throws `ProviderError` when the call fails after retries; an `AbortError` when aborted.
    */
   stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
+  /**
+   * Counts the input tokens `request` would use, as the API counts them (system prompt, tools
+   * and messages, cached or not), without making a model call. Optional: absent when the API
+   * has no token-counting endpoint (the OpenAI-compatible adapter), and callers then estimate.
+   * The Anthropic adapter posts to `/v1/messages/count_tokens`, with the same headers, retries
+   * and errors as `stream`.
+   *
+   * @param request - The request to measure; `maxTokens`, `temperature`, `stopSequences` and
+   *   `stream` do not count and are not sent. `request.signal` aborts it.
+   * @returns The number of input tokens.
+   * @throws `ProviderError` when the call fails after retries; an `AbortError` when aborted.
+   */
+  countTokens?(request: ModelRequest): Promise<number>;
 }

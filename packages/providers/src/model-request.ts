@@ -74,6 +74,70 @@ export interface ModelOutputFormat {
   readonly description?: string;
 }
 
+/**
+ * Anthropic's server-side tool result clearing, `clear_tool_uses_20250919` (the SDK's
+ * `BetaClearToolUses20250919Edit`): once the prompt passes `trigger`, the API replaces the oldest
+ * tool results (and, with `clear_tool_inputs`, their inputs) by a placeholder before the model
+ * reads them. The caller keeps the full conversation. Every field but `type` is optional; the
+ * API's defaults apply (trigger 100,000 input tokens, keep 3 tool uses).
+ */
+export interface AnthropicClearToolUsesEdit {
+  readonly type: "clear_tool_uses_20250919";
+  /** Clear only when at least this many tokens can be removed. */
+  readonly clear_at_least?: { readonly type: "input_tokens"; readonly value: number } | null;
+  /** Also clear the tool calls' inputs: all (`true`) or those of the tools named. */
+  readonly clear_tool_inputs?: boolean | readonly string[] | null;
+  /** Tools whose uses are never cleared. */
+  readonly exclude_tools?: readonly string[] | null;
+  /** How many of the latest tool uses to keep. */
+  readonly keep?: { readonly type: "tool_uses"; readonly value: number };
+  /** When clearing starts: a prompt size in input tokens, or a number of tool uses. */
+  readonly trigger?:
+    | { readonly type: "input_tokens"; readonly value: number }
+    | { readonly type: "tool_uses"; readonly value: number };
+}
+
+/**
+ * Anthropic's server-side thinking clearing, `clear_thinking_20251015` (the SDK's
+ * `BetaClearThinking20251015Edit`): with extended thinking, the thinking blocks of older
+ * assistant turns are removed before the model reads them.
+ */
+export interface AnthropicClearThinkingEdit {
+  readonly type: "clear_thinking_20251015";
+  /** How many of the latest assistant turns keep their thinking: a number, or all of them. */
+  readonly keep?:
+    | { readonly type: "thinking_turns"; readonly value: number }
+    | { readonly type: "all" }
+    | "all";
+}
+
+/** One server-side context edit; see {@link AnthropicContextManagement}. */
+export type AnthropicContextEdit = AnthropicClearToolUsesEdit | AnthropicClearThinkingEdit;
+
+/**
+ * Anthropic's server-side context editing, sent as `context_management` (the SDK's
+ * `BetaContextManagementConfig`, with readonly fields and the wire's snake_case names): edits the
+ * API applies to the prompt before the model reads it, in order. See
+ * {@link ModelRequest.contextManagement}.
+ *
+ * @example
+ * ```ts
+ * const contextManagement: AnthropicContextManagement = {
+ *   edits: [
+ *     {
+ *       type: "clear_tool_uses_20250919",
+ *       trigger: { type: "input_tokens", value: 100_000 },
+ *       keep: { type: "tool_uses", value: 3 },
+ *     },
+ *   ],
+ * };
+ * ```
+ */
+export interface AnthropicContextManagement {
+  /** The edits to apply, in order. */
+  readonly edits: readonly AnthropicContextEdit[];
+}
+
 /** How much an OpenAI-compatible reasoning model should reason: `reasoning_effort`. */
 export type ReasoningEffort = "low" | "medium" | "high";
 
@@ -141,6 +205,14 @@ export interface ModelRequest {
    * `"refusal"` and its text as a text block.
    */
   readonly output?: ModelOutputFormat;
+  /**
+   * Anthropic server-side context editing: sent as it is as `context_management`, with the beta
+   * `context-management-2025-06-27` added to the `anthropic-beta` header (after any betas the
+   * provider's `headers` already send). What the API cleared comes back in
+   * `ModelResponse.contextEdits`. Whether an endpoint applies it is
+   * `ModelProviderV1.contextEditing`; the OpenAI-compatible adapter ignores it.
+   */
+  readonly contextManagement?: AnthropicContextManagement;
   /** Aborts the HTTP request at once; the stream then throws an error named `AbortError`. */
   readonly signal?: AbortSignal;
   /** Stream the reply over SSE. Default `true`; `false` makes one non-streaming request. */

@@ -3,6 +3,8 @@ import type { ContentBlock } from "./content-blocks.js";
 /**
  * Why the model stopped, normalised across providers. `"other"` covers reasons a provider
  * reports that have no common meaning (the raw value is in {@link ModelResponse.rawStopReason}).
+ * `"max_tokens"` also covers Anthropic's `model_context_window_exceeded` (the reply filled the
+ * rest of the context window and was cut short; `rawStopReason` tells the two apart).
  */
 export type StopReason =
   | "end_turn"
@@ -34,6 +36,21 @@ export interface ModelUsage {
   cacheCreationInputTokens?: number;
 }
 
+/**
+ * One server-side context edit the API applied before the model read the prompt (Anthropic's
+ * `context_management.applied_edits`); see {@link ModelResponse.contextEdits}.
+ */
+export interface ModelContextEdit {
+  /** The edit's type, for example `"clear_tool_uses_20250919"` or `"clear_thinking_20251015"`. */
+  readonly type: string;
+  /** How many input tokens the edit removed. */
+  readonly clearedInputTokens: number;
+  /** For `clear_tool_uses_20250919`: how many tool uses were cleared. */
+  readonly clearedToolUses?: number;
+  /** For `clear_thinking_20251015`: how many assistant turns lost their thinking. */
+  readonly clearedThinkingTurns?: number;
+}
+
 /** The complete result of one successful model call. */
 export interface ModelResponse {
   /**
@@ -62,6 +79,13 @@ export interface ModelResponse {
   rawStopReason?: string;
   /** Token counts. */
   usage: ModelUsage;
+  /**
+   * The server-side context edits the API applied (see `ModelRequest.contextManagement`), from
+   * `context_management.applied_edits` (the `message_delta` event when streaming, the body
+   * otherwise). Present only when the API sent them: an empty array when it was asked to edit
+   * and had nothing to clear; absent for every other response.
+   */
+  contextEdits?: readonly ModelContextEdit[];
   /** The API's request id (`request-id` or `x-request-id` header), for support tickets. */
   requestId?: string;
   /** How many times the request was retried before it succeeded. */

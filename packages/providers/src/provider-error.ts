@@ -8,6 +8,10 @@ import { LatticeError } from "@lattice/tools";
  * - `provider_permission` — 403: the key may not use this model or endpoint.
  * - `provider_not_found` — 404: wrong `baseURL` or model.
  * - `provider_request_too_large` — 413.
+ * - `provider_context_overflow` — the API refused the request as longer than the model's context
+ *   window (Anthropic's 400 "prompt is too long", OpenAI's 400 `context_length_exceeded`, or the
+ *   same said in words by a compatible API such as DeepSeek). Never retryable: shorten the
+ *   conversation. `promptTokens` and `contextLimit` carry the numbers when the API gave them.
  * - `provider_rate_limited` — 429, after retries.
  * - `provider_overloaded` — 529 or an `overloaded_error`, after retries.
  * - `provider_server_error` — 408, 409 or 5xx, after retries.
@@ -25,6 +29,7 @@ export type ProviderErrorCode =
   | "provider_permission"
   | "provider_not_found"
   | "provider_request_too_large"
+  | "provider_context_overflow"
   | "provider_rate_limited"
   | "provider_overloaded"
   | "provider_server_error"
@@ -56,6 +61,10 @@ export interface ProviderErrorDetails {
   readonly requestId?: string;
   /** The underlying error, if any. */
   readonly cause?: unknown;
+  /** For `provider_context_overflow`: the prompt's size in tokens, as the API reported it. */
+  readonly promptTokens?: number;
+  /** For `provider_context_overflow`: the model's context window in tokens, as the API reported it. */
+  readonly contextLimit?: number;
 }
 
 /**
@@ -79,6 +88,19 @@ export class ProviderError extends LatticeError {
   readonly requestId: string | undefined;
   /** The URL the request went to, without credentials. */
   readonly endpoint: string;
+  /**
+   * How many tokens the refused prompt had, as the API's message says (`210000` in Anthropic's
+   * "prompt is too long: 210000 tokens > 200000 maximum"; the messages' count in OpenAI's
+   * `context_length_exceeded` message). Set only on `provider_context_overflow` errors whose
+   * message gives the number; `undefined` otherwise.
+   */
+  readonly promptTokens?: number;
+  /**
+   * The model's context window in tokens, as the API's message says (`200000` above; OpenAI's
+   * "maximum context length is 128000 tokens"). Set only on `provider_context_overflow` errors
+   * whose message gives the number; `undefined` otherwise.
+   */
+  readonly contextLimit?: number;
 
   /**
    * @param details - The failure; see {@link ProviderErrorDetails}.
@@ -96,5 +118,7 @@ export class ProviderError extends LatticeError {
     this.retryable = details.retryable;
     this.requestId = details.requestId;
     this.endpoint = details.endpoint;
+    this.promptTokens = details.promptTokens;
+    this.contextLimit = details.contextLimit;
   }
 }

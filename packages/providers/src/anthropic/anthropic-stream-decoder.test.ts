@@ -105,4 +105,43 @@ describe("AnthropicStreamDecoder", () => {
     expect((error as ProviderError).message).not.toContain("sk-ant-secret-123");
     expect((error as ProviderError).apiMessage).toBe("bad key [redacted]");
   });
+  it("C7: decodes message_delta's context_management.applied_edits, and null as absent", () => {
+    const start = { type: "message_start", message: { id: "m", model: "x", usage: {} } };
+    const decoder = new AnthropicStreamDecoder(CONTEXT);
+    feed(decoder, [
+      start,
+      {
+        type: "message_delta",
+        delta: { stop_reason: "model_context_window_exceeded" },
+        usage: { output_tokens: 3 },
+        context_management: {
+          applied_edits: [
+            {
+              type: "clear_thinking_20251015",
+              cleared_input_tokens: 50,
+              cleared_thinking_turns: 2,
+            },
+            { type: "clear_tool_uses_20250919", cleared_input_tokens: 70, cleared_tool_uses: 1 },
+            { cleared_input_tokens: 1 },
+          ],
+        },
+      },
+      { type: "message_stop" },
+    ]);
+    const message = decoder.finish();
+    expect(message.contextEdits).toEqual([
+      { type: "clear_thinking_20251015", clearedInputTokens: 50, clearedThinkingTurns: 2 },
+      { type: "clear_tool_uses_20250919", clearedInputTokens: 70, clearedToolUses: 1 },
+    ]);
+    // The reply was cut by the window: max_tokens, with the raw reason kept.
+    expect(message.stopReason).toBe("max_tokens");
+    expect(message.rawStopReason).toBe("model_context_window_exceeded");
+    const plain = new AnthropicStreamDecoder(CONTEXT);
+    feed(plain, [
+      start,
+      { type: "message_delta", delta: { stop_reason: "end_turn" }, context_management: null },
+      { type: "message_stop" },
+    ]);
+    expect(plain.finish().contextEdits).toBeUndefined();
+  });
 });

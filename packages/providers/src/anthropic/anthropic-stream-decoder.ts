@@ -1,6 +1,6 @@
 import type { EventSourceMessage } from "eventsource-parser";
 import type { ContentBlock } from "../content-blocks.js";
-import type { ModelUsage } from "../model-response.js";
+import type { ModelContextEdit, ModelUsage } from "../model-response.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 import { ProviderError } from "../provider-error.js";
 import {
@@ -16,6 +16,7 @@ import type {
 } from "../transport/stream-decoder.js";
 import { anthropicStopReason } from "./anthropic-stop-reason.js";
 import { mergeAnthropicUsage } from "./anthropic-usage.js";
+import { decodeAnthropicContextEdits } from "./decode-anthropic-context-edits.js";
 
 const SKIPPED = -1;
 const RETRYABLE_ERROR_TYPES: ReadonlySet<string> = new Set([
@@ -46,7 +47,8 @@ interface OpenBlock {
  * an `error` event throws a {@link ProviderError}. Blocks of other types (`server_tool_use`,
  * `web_search_tool_result`, future types) are kept verbatim as opaque blocks, with their
  * streamed `input_json_delta` assembled into `input` and `text_delta` into `text`. The indices
- * of the events are positions in the final content.
+ * of the events are positions in the final content. A `message_delta`'s
+ * `context_management.applied_edits` becomes the message's `contextEdits`.
  */
 export class AnthropicStreamDecoder implements StreamDecoder {
   /** Events not yet handed to the consumer. */
@@ -60,6 +62,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   #id: string | undefined;
   #model = "";
   #stopReason: string | undefined;
+  #contextEdits: ModelContextEdit[] | undefined;
   #started = false;
   #stopped = false;
 
@@ -133,6 +136,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       stopReason: anthropicStopReason(this.#stopReason),
       rawStopReason: this.#stopReason,
       usage: this.#usage,
+      contextEdits: this.#contextEdits,
     };
   }
 
@@ -152,6 +156,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     const reason = delta?.stop_reason;
     if (typeof reason === "string") this.#stopReason = reason;
     mergeAnthropicUsage(this.#usage, data.usage);
+    const management = data.context_management;
+    if (management !== undefined && management !== null) {
+      this.#contextEdits = decodeAnthropicContextEdits(management);
+    }
     this.events.push({ type: "usage", usage: { ...this.#usage } });
     if (typeof reason === "string") {
       this.events.push({ type: "stop", stopReason: anthropicStopReason(reason) });

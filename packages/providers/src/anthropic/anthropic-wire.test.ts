@@ -1,17 +1,35 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { AnyToolDefinition } from "@lattice/tools";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { ModelRequest } from "../model-request.js";
+import type {
+  AnthropicClearThinkingEdit,
+  AnthropicClearToolUsesEdit,
+  AnthropicContextManagement,
+  ModelRequest,
+} from "../model-request.js";
 import type {
   AnthropicCacheControl,
   AnthropicContentParam,
+  AnthropicCountTokensBody,
   AnthropicMessageParam,
   AnthropicMessagesBody,
   AnthropicThinkingConfigParam,
   AnthropicToolChoiceParam,
   AnthropicToolParam,
 } from "./anthropic-wire.js";
-import { toAnthropicBody } from "./to-anthropic-body.js";
+import { toAnthropicBody, toAnthropicCountTokensBody } from "./to-anthropic-body.js";
+
+type BetaMessages = Anthropic.Beta.Messages.MessageCreateParams;
+
+/**
+ * `T` with its readonly arrays made mutable. The SDK's request types use mutable arrays; the
+ * adapter's readonly ones say only that it never changes them, which has no wire form.
+ */
+type Mutable<T> = T extends readonly (infer Item)[]
+  ? Mutable<Item>[]
+  : T extends object
+    ? { -readonly [Key in keyof T]: Mutable<T[Key]> }
+    : T;
 
 const MODELLED: ReadonlySet<string> = new Set([
   "text",
@@ -159,5 +177,70 @@ describe("Anthropic wire shapes", () => {
     const first = toAnthropicBody(FULL_REQUEST, true).tools![0];
     const second = toAnthropicBody(FULL_REQUEST, false).tools![0];
     expect(second).toBe(first);
+  });
+});
+
+describe("Anthropic context wire shapes", () => {
+  const CONTEXT: AnthropicContextManagement = {
+    edits: [
+      { type: "clear_thinking_20251015", keep: { type: "thinking_turns", value: 2 } },
+      {
+        type: "clear_tool_uses_20250919",
+        trigger: { type: "input_tokens", value: 30_000 },
+        keep: { type: "tool_uses", value: 3 },
+        clear_at_least: { type: "input_tokens", value: 5_000 },
+        clear_tool_inputs: ["read_file"],
+        exclude_tools: ["web_search"],
+      },
+    ],
+  };
+
+  it("C7: AnthropicContextManagement is assignable to the SDK's BetaContextManagementConfig, and mirrors its edits", () => {
+    expectTypeOf<
+      Mutable<AnthropicContextManagement>
+    >().toExtend<Anthropic.Beta.Messages.BetaContextManagementConfig>();
+    // Every value the SDK allows for the two edits is accepted (the mirror is exact both ways).
+    expectTypeOf<Anthropic.Beta.Messages.BetaClearToolUses20250919Edit>().toExtend<AnthropicClearToolUsesEdit>();
+    expectTypeOf<Anthropic.Beta.Messages.BetaClearThinking20251015Edit>().toExtend<AnthropicClearThinkingEdit>();
+    expectTypeOf<
+      Mutable<AnthropicClearToolUsesEdit>
+    >().toEqualTypeOf<Anthropic.Beta.Messages.BetaClearToolUses20250919Edit>();
+    expectTypeOf<
+      Mutable<AnthropicClearThinkingEdit>
+    >().toEqualTypeOf<Anthropic.Beta.Messages.BetaClearThinking20251015Edit>();
+    const sdk: Anthropic.Beta.Messages.BetaContextManagementConfig =
+      CONTEXT as Mutable<AnthropicContextManagement>;
+    expect(sdk.edits).toHaveLength(2);
+  });
+
+  it("C7: context_management is sent exactly as given, the same object", () => {
+    const body = toAnthropicBody({ ...FULL_REQUEST, contextManagement: CONTEXT }, true);
+    expect(body.context_management).toBe(CONTEXT);
+    expectTypeOf<Mutable<NonNullable<AnthropicMessagesBody["context_management"]>>>().toExtend<
+      NonNullable<BetaMessages["context_management"]>
+    >();
+    expect(toAnthropicBody(FULL_REQUEST, true)).not.toHaveProperty("context_management");
+  });
+
+  it("C1: the count_tokens body is the messages body without max_tokens, temperature, stop_sequences and stream", () => {
+    const request: ModelRequest = { ...FULL_REQUEST, contextManagement: CONTEXT };
+    const count = toAnthropicCountTokensBody(request, true);
+    const { max_tokens, temperature, stop_sequences, stream, ...rest } = toAnthropicBody(
+      request,
+      true,
+      true,
+    );
+    expect([max_tokens, temperature, stop_sequences, stream]).toEqual([512, 0.2, ["END"], true]);
+    expect(count).toEqual(rest);
+    const { context_management: _context, ...plain } = modelled(
+      count as AnthropicMessagesBody,
+    ) as AnthropicCountTokensBody<AnthropicContentParam>;
+    plain satisfies Anthropic.MessageCountTokensParams;
+    expectTypeOf<
+      Omit<AnthropicCountTokensBody<AnthropicContentParam>, "context_management">
+    >().toExtend<Anthropic.MessageCountTokensParams>();
+    expectTypeOf<Mutable<NonNullable<AnthropicCountTokensBody["context_management"]>>>().toExtend<
+      NonNullable<Anthropic.Beta.Messages.MessageCountTokensParams["context_management"]>
+    >();
   });
 });

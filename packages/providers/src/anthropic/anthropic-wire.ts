@@ -1,3 +1,5 @@
+import type { AnthropicContextManagement } from "../model-request.js";
+
 /**
  * The Anthropic Messages API request shapes the adapter sends. They are checked against the
  * official `@anthropic-ai/sdk` types in `anthropic-wire.test.ts`, so they cannot drift. Opaque
@@ -136,5 +138,16 @@ export interface AnthropicMessagesBody<Block = AnthropicContentParam | Anthropic
   temperature?: number;
   stop_sequences?: Array<string>;
   output_config?: AnthropicOutputConfigParam;
+  /** Server-side context editing (beta `context-management-2025-06-27`), sent as given. */
+  context_management?: AnthropicContextManagement;
   stream?: boolean;
 }
+
+/**
+ * The body of `POST /v1/messages/count_tokens`: a messages body without the fields that do not
+ * change the prompt and that the endpoint does not take (the SDK's `MessageCountTokensParams`).
+ */
+export type AnthropicCountTokensBody<Block = AnthropicContentParam | AnthropicOpaqueParam> = Omit<
+  AnthropicMessagesBody<Block>,
+  "max_tokens" | "temperature" | "stop_sequences" | "stream"
+>;

@@ -20,8 +20,9 @@ import {
 import { collectSecrets, safeEndpoint } from "../transport/redact-secret.js";
 import type { ResponseCodec } from "../transport/stream-decoder.js";
 import { AnthropicStreamDecoder } from "./anthropic-stream-decoder.js";
+import { countAnthropicTokens, countTokensCodec } from "./count-anthropic-tokens.js";
 import { decodeAnthropicMessage } from "./decode-anthropic-message.js";
-import { toAnthropicBody } from "./to-anthropic-body.js";
+import { toAnthropicBody, toAnthropicCountTokensBody } from "./to-anthropic-body.js";
 
 /** The Anthropic API's address. */
 const DEFAULT_BASE_URL = "https://api.anthropic.com";
@@ -37,6 +38,8 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   "promptCaching",
   "nativeOutput",
 ]);
+/** The beta that `context_management` needs in the `anthropic-beta` header. */
+const CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27";
 /** DeepSeek's `/anthropic` endpoint: it ignores `output_config`. */
 const NO_OUTPUT_CONFIG_HOSTS: ReadonlySet<string> = new Set(["api.deepseek.com"]);
 
@@ -107,6 +110,13 @@ export interface AnthropicOptions {
  * extended thinking (see `ModelRequest.thinking`); `request.output` is sent as
  * `output_config.format` (see {@link AnthropicOptions.nativeOutput}). Usage reports cache reads
  * and writes.
+ *
+ * Context: `countTokens(request)` asks `POST baseURL + "/v1/messages/count_tokens"` how many
+ * input tokens a request would use; `request.contextManagement` is sent as `context_management`
+ * with the beta `context-management-2025-06-27` merged into the `anthropic-beta` header
+ * (`provider.contextEditing` is `true`), and the edits the API applied come back as
+ * `response.contextEdits`. A request longer than the model's context window fails with a
+ * `ProviderError` coded `provider_context_overflow`.
  *
  * @example
  * ```ts
@@ -189,31 +199,79 @@ export function anthropic(options: AnthropicOptions = {}): ModelProviderV1 {
     createStreamDecoder: () => new AnthropicStreamDecoder(call),
     decodeMessage: (body) => decodeAnthropicMessage(call, body),
   };
+  const countUrl = `${url}/count_tokens`;
+  const countCall: CallContext = { ...call, endpoint: safeEndpoint(countUrl), url: countUrl };
+  const countCodec = countTokensCodec(countCall);
+  // Made on first use: requests without context_management never pay for them.
+  let editingCall: CallContext | undefined;
+  let editingCountCall: CallContext | undefined;
   const publicBaseURL = safeEndpoint(baseURL).replace(/\/$/, "");
   return {
     specificationVersion: "v1",
     name: "anthropic",
     baseURL: publicBaseURL,
     nativeOutput,
+    contextEditing: true,
     stream(request: ModelRequest): AsyncIterable<ModelStreamEvent> {
       if (resolved.key === undefined) return missingKey(call);
       const stream = request.stream !== false;
       const caching = (request.promptCaching ?? promptCaching) === "auto";
       const body = JSON.stringify(toAnthropicBody(request, stream, caching));
-      return callModel(call, codec, body, stream, request.signal);
+      if (request.contextManagement === undefined) {
+        return callModel(call, codec, body, stream, request.signal);
+      }
+      editingCall ??= withBeta(call, CONTEXT_MANAGEMENT_BETA);
+      return callModel(editingCall, codec, body, stream, request.signal);
+    },
+    async countTokens(request: ModelRequest): Promise<number> {
+      if (resolved.key === undefined) throw missingKeyError(countCall);
+      const caching = (request.promptCaching ?? promptCaching) === "auto";
+      const body = JSON.stringify(toAnthropicCountTokensBody(request, caching));
+      if (request.contextManagement === undefined) {
+        return countAnthropicTokens(countCall, countCodec, body, request.signal);
+      }
+      editingCountCall ??= withBeta(countCall, CONTEXT_MANAGEMENT_BETA);
+      return countAnthropicTokens(editingCountCall, countCodec, body, request.signal);
     },
   };
 }
 
-/** Fails the first iteration with a `provider_missing_api_key` error. */
-// biome-ignore lint/correctness/useYield: the iterator only throws.
-async function* missingKey(call: CallContext): AsyncGenerator<ModelStreamEvent> {
-  throw new ProviderError({
+/**
+ * The same call with `beta` added to its `anthropic-beta` header: after the betas already sent
+ * (whatever the header name's case), comma-separated, and not twice.
+ */
+function withBeta(call: CallContext, beta: string): CallContext {
+  const headers: Record<string, string> = {};
+  const betas: string[] = [];
+  for (const name of Object.keys(call.headers)) {
+    const value = call.headers[name]!;
+    if (name.toLowerCase() !== "anthropic-beta") headers[name] = value;
+    else {
+      for (const item of value.split(",")) {
+        const trimmed = item.trim();
+        if (trimmed !== "" && !betas.includes(trimmed)) betas.push(trimmed);
+      }
+    }
+  }
+  if (!betas.includes(beta)) betas.push(beta);
+  headers["anthropic-beta"] = betas.join(",");
+  return { ...call, headers };
+}
+
+/** The `provider_missing_api_key` error of a call. */
+function missingKeyError(call: CallContext): ProviderError {
+  return new ProviderError({
     code: "provider_missing_api_key",
     message: `No API key for ${call.label} at ${call.endpoint}: set ${call.keyHint}.`,
     endpoint: call.endpoint,
     retryable: false,
   });
+}
+
+/** Fails the first iteration with a `provider_missing_api_key` error. */
+// biome-ignore lint/correctness/useYield: the iterator only throws.
+async function* missingKey(call: CallContext): AsyncGenerator<ModelStreamEvent> {
+  throw missingKeyError(call);
 }
 
 function hostOf(url: string): string {

@@ -5,12 +5,14 @@ import { objectToolCallInput } from "../transport/parse-tool-input.js";
 import type { DecodedMessage, EndpointContext } from "../transport/stream-decoder.js";
 import { anthropicStopReason } from "./anthropic-stop-reason.js";
 import { mergeAnthropicUsage } from "./anthropic-usage.js";
+import { decodeAnthropicContextEdits } from "./decode-anthropic-context-edits.js";
 
 /**
  * Decodes a non-streaming Messages API response (`{ type: "message", content, stop_reason,
  * usage }`). Text, thinking, redacted thinking and tool_use blocks are decoded; blocks of any
  * other type (`server_tool_use`, `web_search_tool_result`, future types) are kept verbatim as
- * opaque blocks, to be sent back unchanged. Usage includes the cache reads and writes.
+ * opaque blocks, to be sent back unchanged. Usage includes the cache reads and writes;
+ * `context_management.applied_edits`, when present, becomes `contextEdits`.
  *
  * @param context - The endpoint, for error messages.
  * @param body - The parsed JSON body.
@@ -68,7 +70,7 @@ export function decodeAnthropicMessage(context: EndpointContext, body: unknown):
   const usage: ModelUsage = { inputTokens: 0, outputTokens: 0 };
   mergeAnthropicUsage(usage, message.usage);
   const raw = typeof message.stop_reason === "string" ? message.stop_reason : undefined;
-  return {
+  const decoded: DecodedMessage = {
     id: typeof message.id === "string" ? message.id : undefined,
     model: typeof message.model === "string" ? message.model : "",
     content,
@@ -76,4 +78,9 @@ export function decodeAnthropicMessage(context: EndpointContext, body: unknown):
     rawStopReason: raw,
     usage,
   };
+  const management = message.context_management;
+  if (management !== undefined && management !== null) {
+    decoded.contextEdits = decodeAnthropicContextEdits(management);
+  }
+  return decoded;
 }

@@ -2,6 +2,7 @@ import type { ContentBlock, ModelMessage } from "../content-blocks.js";
 import type { ModelOutputFormat, ModelRequest, ModelToolSpec } from "../model-request.js";
 import type {
   AnthropicContentParam,
+  AnthropicCountTokensBody,
   AnthropicMessageParam,
   AnthropicMessagesBody,
   AnthropicOpaqueParam,
@@ -29,7 +30,8 @@ const PROVIDER = "anthropic";
  * otherwise, and `temperature` is not sent.
  *
  * With `request.output`, `output_config: { format: { type: "json_schema", schema } }` is sent
- * (see {@link toAnthropicOutputConfig}).
+ * (see {@link toAnthropicOutputConfig}). `request.contextManagement` is sent as it is as
+ * `context_management` (the caller adds its beta header).
  *
  * @param request - The normalised request.
  * @param stream - Whether to ask for SSE.
@@ -68,8 +70,33 @@ export function toAnthropicBody(
     body.stop_sequences = [...request.stopSequences];
   }
   if (request.output !== undefined) body.output_config = toAnthropicOutputConfig(request.output);
+  if (request.contextManagement !== undefined) {
+    body.context_management = request.contextManagement;
+  }
   if (stream) body.stream = true;
   if (promptCaching) placeCacheBreakpoints(body);
+  return body;
+}
+
+/**
+ * Builds the `POST /v1/messages/count_tokens` body for a request: the messages body
+ * ({@link toAnthropicBody}, cache breakpoints included) without `max_tokens`, `temperature`,
+ * `stop_sequences` and `stream`, which the endpoint does not take.
+ *
+ * @param request - The normalised request.
+ * @param promptCaching - Whether to place cache breakpoints, as the messages request would.
+ */
+export function toAnthropicCountTokensBody(
+  request: ModelRequest,
+  promptCaching = false,
+): AnthropicCountTokensBody {
+  const {
+    max_tokens: _maxTokens,
+    temperature: _temperature,
+    stop_sequences: _stopSequences,
+    stream: _stream,
+    ...body
+  } = toAnthropicBody(request, false, promptCaching);
   return body;
 }
 

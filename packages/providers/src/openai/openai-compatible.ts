@@ -105,6 +105,12 @@ export interface OpenAiCompatibleOptions {
  * `json_schema` `response_format`; a refusal ends with stop reason `"refusal"`, its text as a
  * text block.
  *
+ * Context: these APIs have no token-counting endpoint, so the provider has no `countTokens`
+ * (callers estimate), and no server-side context editing, so `request.contextManagement` is
+ * ignored and `contextEditing` is absent. A 400 `context_length_exceeded` (or a compatible API's
+ * "maximum context length is … tokens" message, as DeepSeek sends it) fails with a
+ * `ProviderError` coded `provider_context_overflow`.
+ *
  * @example
  * ```ts
  * const provider = openaiCompatible({ baseURL: "http://localhost:11434/v1" });

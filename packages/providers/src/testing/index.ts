@@ -1,3 +1,4 @@
+export { estimateRequestTokens } from "./estimate-request-tokens.js";
 export {
   createScriptedModelServer,
   type ScriptedModelServer,

@@ -10,7 +10,8 @@ function event(type: string, data: unknown): string {
  * signature_delta, tool_use with
  * input_json_delta pieces, verbatim `anthropic_block`s whole in content_block_start except an
  * `input`, streamed as input_json_delta pieces), message_delta with cumulative usage,
- * message_stop. Cache counts, when set, are in message_start's usage.
+ * message_stop. Cache counts, when set, are in message_start's usage; context edits, when set,
+ * are message_delta's `context_management`.
  *
  * @param reply - The resolved reply.
  * @param messageId - The message id to report.
@@ -115,12 +116,16 @@ export function renderAnthropicEvents(reply: ResolvedReply, messageId: string): 
     }
     events.push(event("content_block_stop", { type: "content_block_stop", index }));
   });
+  const delta: Record<string, unknown> = {
+    type: "message_delta",
+    delta: { stop_reason: reply.stopReason, stop_sequence: null },
+    usage: { output_tokens: reply.outputTokens },
+  };
+  if (reply.contextEdits !== undefined) {
+    delta.context_management = contextManagementOf(reply.contextEdits);
+  }
   events.push(
-    event("message_delta", {
-      type: "message_delta",
-      delta: { stop_reason: reply.stopReason, stop_sequence: null },
-      usage: { output_tokens: reply.outputTokens },
-    }),
+    event("message_delta", delta),
     'event: message_stop\ndata: {"type":"message_stop"}\n\n',
   );
   return events;
@@ -150,7 +155,28 @@ export function renderAnthropicMessage(reply: ResolvedReply, messageId: string):
     }
   }
   const usage = JSON.stringify({ ...inputUsage(reply), output_tokens: reply.outputTokens });
-  return `{"id":${JSON.stringify(messageId)},"type":"message","role":"assistant","model":${JSON.stringify(reply.model)},"content":[${content}],"stop_reason":${JSON.stringify(reply.stopReason)},"stop_sequence":null,"usage":${usage}}`;
+  const management =
+    reply.contextEdits === undefined
+      ? ""
+      : `,"context_management":${JSON.stringify(contextManagementOf(reply.contextEdits))}`;
+  return `{"id":${JSON.stringify(messageId)},"type":"message","role":"assistant","model":${JSON.stringify(reply.model)},"content":[${content}],"stop_reason":${JSON.stringify(reply.stopReason)},"stop_sequence":null,"usage":${usage}${management}}`;
+}
+
+/** The wire form of applied context edits: `{ applied_edits: [{ type, cleared_… }] }`. */
+function contextManagementOf(edits: NonNullable<ResolvedReply["contextEdits"]>): unknown {
+  return {
+    applied_edits: edits.map((edit) => {
+      const wire: Record<string, unknown> = {
+        type: edit.type,
+        cleared_input_tokens: edit.clearedInputTokens,
+      };
+      if (edit.clearedToolUses !== undefined) wire.cleared_tool_uses = edit.clearedToolUses;
+      if (edit.clearedThinkingTurns !== undefined) {
+        wire.cleared_thinking_turns = edit.clearedThinkingTurns;
+      }
+      return wire;
+    }),
+  };
 }
 
 /** The input side of a Messages API usage object: input tokens, and cache counts when set. */
@@ -211,4 +237,24 @@ export function anthropicErrorBody(status: number, message: string, requestId: s
     error: { type: anthropicErrorType(status), message },
     request_id: requestId,
   };
+}
+
+/**
+ * Anthropic's answer to a prompt longer than the context window, as the API words it: a 400
+ * `invalid_request_error` whose message is `prompt is too long: N tokens > W maximum`.
+ *
+ * @param promptTokens - The prompt's size in tokens.
+ * @param contextWindow - The window in tokens.
+ * @param requestId - The request id.
+ */
+export function anthropicContextOverflowBody(
+  promptTokens: number,
+  contextWindow: number,
+  requestId: string,
+): unknown {
+  return anthropicErrorBody(
+    400,
+    `prompt is too long: ${promptTokens} tokens > ${contextWindow} maximum`,
+    requestId,
+  );
 }

@@ -177,3 +177,21 @@ export function openAiErrorBody(status: number, message: string): unknown {
     },
   };
 }
+
+/**
+ * OpenAI's answer to a prompt longer than the context window, as the API words it: a 400
+ * `invalid_request_error` with `param: "messages"` and `code: "context_length_exceeded"`.
+ *
+ * @param promptTokens - The prompt's size in tokens.
+ * @param contextWindow - The window in tokens.
+ */
+export function openAiContextOverflowBody(promptTokens: number, contextWindow: number): unknown {
+  return {
+    error: {
+      message: `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+      type: "invalid_request_error",
+      param: "messages",
+      code: "context_length_exceeded",
+    },
+  };
+}

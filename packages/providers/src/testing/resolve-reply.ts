@@ -1,4 +1,4 @@
-import type { StopReason } from "../model-response.js";
+import type { ModelContextEdit, StopReason } from "../model-response.js";
 import type { ScriptedReply } from "./scripted-turn.js";
 
 /** A scripted block with everything the renderers need filled in. */
@@ -25,27 +25,33 @@ export interface ResolvedReply {
   readonly model: string;
   /** Delta size in characters; 0 means one delta per block. */
   readonly chunkSize: number;
+  /** Context edits to report as `context_management.applied_edits`; absent: not reported. */
+  readonly contextEdits?: readonly ModelContextEdit[];
 }
 
 /**
  * Fills in a scripted reply's defaults: tool call ids (`toolu_…` for Anthropic, `call_…` for
- * OpenAI), input JSON text, the stop reason (`refusal` with a refusal block), usage and the
- * model name.
+ * OpenAI), input JSON text, the stop reason (`refusal` with a refusal block), usage, the
+ * model name and, for Anthropic, the context edits to report.
  *
  * @param reply - The scripted reply.
  * @param protocol - The request's protocol, for id prefixes.
  * @param serial - A number unique to this response, for ids.
  * @param requestModel - The request's model, the default model name.
- * @param requestBytes - The request body's length, for the default input token count.
+ * @param requestTokens - The request's estimate (`estimateRequestTokens`), for the default
+ *   input token count.
  * @param cache - The prompt-cache model's counts for this request, if it has breakpoints.
+ * @param editsRequested - Whether the request asked for context editing: the reply then reports
+ *   its `contextEdits`, or none applied (`[]`).
  */
 export function resolveReply(
   reply: ScriptedReply,
   protocol: "anthropic" | "openai",
   serial: number,
   requestModel: string,
-  requestBytes: number,
+  requestTokens: number,
   cache?: CacheUsage,
+  editsRequested = false,
 ): ResolvedReply {
   const prefix = protocol === "anthropic" ? "toolu_scripted_" : "call_scripted_";
   let hasToolUse = false;
@@ -81,13 +87,16 @@ export function resolveReply(
   } = {
     blocks: blocks.filter((block) => block !== undefined),
     stopReason: reply.stopReason ?? (hasRefusal ? "refusal" : hasToolUse ? "tool_use" : "end_turn"),
-    inputTokens: usage?.inputTokens ?? Math.max(1, Math.ceil(requestBytes / 4) - cached),
+    inputTokens: usage?.inputTokens ?? Math.max(1, requestTokens - cached),
     outputTokens: usage?.outputTokens ?? Math.max(1, Math.ceil(characters / 4)),
     model: reply.model ?? requestModel,
     chunkSize: reply.chunkSize ?? 0,
   };
   if (cacheRead !== undefined) resolved.cacheReadInputTokens = cacheRead;
   if (cacheCreation !== undefined) resolved.cacheCreationInputTokens = cacheCreation;
+  if (protocol === "anthropic" && (reply.contextEdits !== undefined || editsRequested)) {
+    resolved.contextEdits = reply.contextEdits ?? [];
+  }
   return resolved;
 }
 

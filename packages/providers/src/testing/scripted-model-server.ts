@@ -1,14 +1,24 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { assertKnownOptions } from "@lattice/tools/internal";
-import { isSensitiveHeader } from "../transport/redact-secret.js";
+import { InvalidOptionError } from "@lattice/tools";
+import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
+import { estimateRequestTokens } from "./estimate-request-tokens.js";
+import {
+  firstToolName,
+  header,
+  presentedKey,
+  readBody,
+  redactHeaders,
+} from "./incoming-request.js";
 import { PromptCacheModel } from "./prompt-cache-model.js";
 import {
+  anthropicContextOverflowBody,
   anthropicErrorBody,
   renderAnthropicEvents,
   renderAnthropicMessage,
 } from "./render-anthropic-reply.js";
 import {
+  openAiContextOverflowBody,
   openAiErrorBody,
   renderOpenAiCompletion,
   renderOpenAiEvents,
@@ -30,7 +40,9 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   "apiKey",
   "recordRequests",
   "validate",
+  "contextWindow",
 ]);
+const COUNT_TOKENS_PATH = "/v1/messages/count_tokens";
 
 /** Options of {@link createScriptedModelServer}. Checked strictly: an unknown key throws. */
 export interface ScriptedModelServerOptions {
@@ -48,6 +60,15 @@ export interface ScriptedModelServerOptions {
   readonly recordRequests?: boolean;
   /** Validate requests like the real APIs (400 on protocol mistakes). Default `true`. */
   readonly validate?: boolean;
+  /**
+   * The model's context window, in tokens (a positive integer). A messages or chat request
+   * whose estimate (`estimateRequestTokens`: a quarter of its size, cached part included) is
+   * larger is refused as the real API refuses it, without using a turn: Anthropic with a 400
+   * `invalid_request_error` "prompt is too long: N tokens > W maximum", OpenAI with a 400
+   * `context_length_exceeded` "This model's maximum context length is W tokens. However, your
+   * messages resulted in N tokens. …". The request is still recorded. Default: no window.
+   */
+  readonly contextWindow?: number;
 }
 
 /** A running scripted model server on 127.0.0.1. */
@@ -78,7 +99,9 @@ const DEFAULT_FAULT_REPLY: ScriptedReply = {
 /**
  * Starts a scripted model server: a real HTTP server on 127.0.0.1 (random port) that speaks the
  * Anthropic Messages API (`POST /v1/messages`) and OpenAI Chat Completions
- * (`POST /v1/chat/completions`), streaming and not.
+ * (`POST /v1/chat/completions`), streaming and not, and Anthropic's token counting
+ * (`POST /v1/messages/count_tokens`, answered `{ "input_tokens": N }` with
+ * `estimateRequestTokens` of the body, never using a turn).
  *
  * Each request is logged, checked like the real APIs would check it (400 with an API-shaped
  * error for protocol mistakes), then answered with the next scripted turn: a reply rendered in
@@ -92,6 +115,11 @@ const DEFAULT_FAULT_REPLY: ScriptedReply = {
  * last breakpoint and writes the rest up to that breakpoint; tokens are characters / 4. A
  * request without breakpoints reports no cache counts. A scripted reply's `usage` overrides any
  * count (and is the way to report cache reads to OpenAI requests).
+ *
+ * Context: with `contextWindow`, a request larger than the window gets the protocol's real
+ * overflow error. An Anthropic request with `context_management` (validated, beta header
+ * included) is answered with the reply's `contextEdits` as `context_management.applied_edits`
+ * (none by default); the server does not clear anything itself.
  *
  * @example
  * ```ts
@@ -108,6 +136,17 @@ export async function createScriptedModelServer(
   options: ScriptedModelServerOptions = {},
 ): Promise<ScriptedModelServer> {
   assertKnownOptions(options, OPTION_KEYS, "createScriptedModelServer():");
+  const contextWindow = options.contextWindow;
+  if (
+    contextWindow !== undefined &&
+    (typeof contextWindow !== "number" || !Number.isInteger(contextWindow) || contextWindow < 1)
+  ) {
+    throw new InvalidOptionError(
+      "createScriptedModelServer():",
+      "contextWindow",
+      `must be a positive integer number of tokens, received ${describeValue(contextWindow)}. Omit it for no window.`,
+    );
+  }
   const queue: ScriptedTurn[] = [...(options.turns ?? [])];
   const requests: RecordedRequest[] = [];
   const record = options.recordRequests !== false;
@@ -129,8 +168,9 @@ export async function createScriptedModelServer(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const path = (req.url ?? "/").split("?")[0]!;
+    const countTokens = path === COUNT_TOKENS_PATH;
     const protocol =
-      path === "/v1/messages"
+      path === "/v1/messages" || countTokens
         ? "anthropic"
         : path === "/v1/chat/completions"
           ? "openai"
@@ -138,7 +178,7 @@ export async function createScriptedModelServer(
     const id = ++serial;
     const requestId = `req_scripted_${id}`;
     if (protocol === undefined || req.method !== "POST") {
-      const message = `Not found: ${req.method} ${path}. The scripted server serves POST /v1/messages and POST /v1/chat/completions.`;
+      const message = `Not found: ${req.method} ${path}. The scripted server serves POST /v1/messages, POST ${COUNT_TOKENS_PATH} and POST /v1/chat/completions.`;
       const body = path.includes("chat")
         ? openAiErrorBody(404, message)
         : anthropicErrorBody(404, message, requestId);
@@ -151,7 +191,7 @@ export async function createScriptedModelServer(
     } catch {
       body = undefined;
     }
-    const stream = (body as { stream?: unknown } | undefined)?.stream === true;
+    const stream = !countTokens && (body as { stream?: unknown } | undefined)?.stream === true;
     const recorded: RecordedRequest = {
       protocol,
       method: req.method,
@@ -180,11 +220,26 @@ export async function createScriptedModelServer(
     }
     if (validate) {
       const error =
-        protocol === "anthropic" ? validateAnthropicRequest(body) : validateOpenAiRequest(body);
+        protocol === "anthropic"
+          ? validateAnthropicRequest(body, { countTokens, betas: header(req, "anthropic-beta") })
+          : validateOpenAiRequest(body);
       if (error !== undefined) {
         fail(400, error);
         return;
       }
+    }
+    const requestTokens = estimateRequestTokens(raw);
+    if (countTokens) {
+      sendJson(res, 200, { input_tokens: requestTokens }, idHeaders);
+      return;
+    }
+    if (contextWindow !== undefined && requestTokens > contextWindow) {
+      const overflow =
+        protocol === "anthropic"
+          ? anthropicContextOverflowBody(requestTokens, contextWindow, requestId)
+          : openAiContextOverflowBody(requestTokens, contextWindow);
+      sendJson(res, 400, overflow, idHeaders);
+      return;
     }
     let turn = queue.shift();
     if (turn === undefined && options.respond !== undefined) turn = await options.respond(recorded);
@@ -200,6 +255,7 @@ export async function createScriptedModelServer(
       model?: unknown;
       tools?: unknown;
       stream_options?: { include_usage?: unknown };
+      context_management?: unknown;
     };
     const model = typeof request.model === "string" ? request.model : "scripted-model";
     const context: TurnContext = {
@@ -208,7 +264,9 @@ export async function createScriptedModelServer(
       stream,
       serial: id,
       model,
-      requestBytes: raw.length,
+      requestTokens,
+      editsRequested:
+        request.context_management !== undefined && request.context_management !== null,
       idHeaders,
       includeUsage: request.stream_options?.include_usage === true,
       firstToolName: firstToolName(request.tools, protocol),
@@ -259,7 +317,10 @@ interface TurnContext {
   readonly stream: boolean;
   readonly serial: number;
   readonly model: string;
-  readonly requestBytes: number;
+  /** The request's `estimateRequestTokens`. */
+  readonly requestTokens: number;
+  /** Whether the request has a `context_management` (the reply then reports applied edits). */
+  readonly editsRequested: boolean;
   readonly idHeaders: Record<string, string>;
   readonly includeUsage: boolean;
   readonly firstToolName: string | undefined;
@@ -383,8 +444,9 @@ function renderBody(context: TurnContext, reply: ScriptedReply): string {
     context.protocol,
     context.serial,
     context.model,
-    context.requestBytes,
+    context.requestTokens,
     context.cache,
+    context.editsRequested,
   );
   return context.protocol === "anthropic"
     ? renderAnthropicMessage(resolved, `msg_scripted_${context.serial}`)
@@ -397,8 +459,9 @@ function renderStream(context: TurnContext, reply: ScriptedReply): string[] {
     context.protocol,
     context.serial,
     context.model,
-    context.requestBytes,
+    context.requestTokens,
     context.cache,
+    context.editsRequested,
   );
   return context.protocol === "anthropic"
     ? renderAnthropicEvents(resolved, `msg_scripted_${context.serial}`)
@@ -454,47 +517,4 @@ function pause(res: ServerResponse, ms: number): Promise<boolean> {
     }, ms);
     res.once("close", onClose);
   });
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () =>
-      resolve(
-        chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"),
-      ),
-    );
-    req.on("error", reject);
-  });
-}
-
-function redactHeaders(headers: IncomingMessage["headers"]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const key of Object.keys(headers)) {
-    const value = headers[key];
-    if (value === undefined) continue;
-    out[key] = isSensitiveHeader(key)
-      ? "[redacted]"
-      : Array.isArray(value)
-        ? value.join(", ")
-        : value;
-  }
-  return out;
-}
-
-function presentedKey(req: IncomingMessage, protocol: "anthropic" | "openai"): string | undefined {
-  const apiKey = req.headers["x-api-key"];
-  if (protocol === "anthropic" && typeof apiKey === "string") return apiKey;
-  const authorization = req.headers.authorization;
-  if (typeof authorization === "string" && authorization.startsWith("Bearer "))
-    return authorization.slice(7);
-  return undefined;
-}
-
-function firstToolName(tools: unknown, protocol: "anthropic" | "openai"): string | undefined {
-  if (!Array.isArray(tools) || tools.length === 0) return undefined;
-  const first = tools[0] as { name?: unknown; function?: { name?: unknown } };
-  const name = protocol === "anthropic" ? first?.name : first?.function?.name;
-  return typeof name === "string" ? name : undefined;
 }

@@ -1,4 +1,4 @@
-import type { StopReason } from "../model-response.js";
+import type { ModelContextEdit, StopReason } from "../model-response.js";
 
 /** A block of a scripted reply. */
 export type ScriptedBlock =
@@ -69,6 +69,15 @@ export interface ScriptedReply {
   readonly chunkSize?: number;
   /** The model name to report. Default: the request's model. */
   readonly model?: string;
+  /**
+   * Server-side context edits to report as applied (Anthropic only), rendered as
+   * `context_management: { applied_edits: [{ type, cleared_input_tokens, cleared_tool_uses |
+   * cleared_thinking_turns }] }` in `message_delta` when streaming, in the body otherwise.
+   * Default: none applied (`applied_edits: []`) when the request has a `context_management`,
+   * and no `context_management` at all when it has none. The server does not edit anything
+   * itself.
+   */
+  readonly contextEdits?: readonly ModelContextEdit[];
 }
 
 /**

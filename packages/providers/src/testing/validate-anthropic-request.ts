@@ -1,3 +1,5 @@
+import { validateContextManagement } from "./validate-context-management.js";
+
 const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   "model",
   "messages",
@@ -14,6 +16,18 @@ const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([
   "thinking",
   "service_tier",
   "output_config",
+  "context_management",
+]);
+/** What `POST /v1/messages/count_tokens` takes (the SDK's `MessageCountTokensParams`). */
+const COUNT_TOKENS_KEYS: ReadonlySet<string> = new Set([
+  "model",
+  "messages",
+  "system",
+  "tools",
+  "tool_choice",
+  "thinking",
+  "output_config",
+  "context_management",
 ]);
 const OUTPUT_EFFORTS: ReadonlySet<unknown> = new Set(["low", "medium", "high", "xhigh", "max"]);
 /** Structured-output constraints the API refuses, whatever their value. */
@@ -85,22 +99,36 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
  * `exclusiveMaximum`, `multipleOf`, `minLength`, `maxLength`, `maxItems`, `minItems` other than
  * 0 or 1).
  * Assistant messages may carry the API's server-side blocks (`server_tool_use`,
- * `web_search_tool_result`, …).
+ * `web_search_tool_result`, …). A `context_management` is checked by
+ * `validateContextManagement` (known edits with known fields, and the
+ * `context-management-2025-06-27` beta in `anthropic-beta`).
+ *
+ * With `countTokens`, the body is a `POST /v1/messages/count_tokens` body: the same rules, but
+ * no `max_tokens` is required, and `max_tokens`, `stream`, `temperature`, `stop_sequences` and
+ * the other generation settings are refused as extra inputs.
  *
  * @param body - The parsed request body.
+ * @param options - The endpoint (`countTokens`) and the request's `anthropic-beta` header
+ *   (`betas`).
  */
-export function validateAnthropicRequest(body: unknown): string | undefined {
+export function validateAnthropicRequest(
+  body: unknown,
+  options: AnthropicRequestValidation = {},
+): string | undefined {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     return "The request body must be a JSON object.";
   }
   const request = body as Record<string, unknown>;
+  const countTokens = options.countTokens === true;
+  const allowed = countTokens ? COUNT_TOKENS_KEYS : TOP_LEVEL_KEYS;
   for (const key of Object.keys(request)) {
-    if (!TOP_LEVEL_KEYS.has(key)) return `${key}: Extra inputs are not permitted`;
+    if (!allowed.has(key)) return `${key}: Extra inputs are not permitted`;
   }
   if (typeof request.model !== "string" || request.model === "") return "model: Field required";
   const maxTokens = request.max_tokens;
-  if (maxTokens === undefined) return "max_tokens: Field required";
-  if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1) {
+  if (maxTokens === undefined) {
+    if (!countTokens) return "max_tokens: Field required";
+  } else if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1) {
     return "max_tokens: Input should be a valid integer greater than or equal to 1";
   }
   if (request.stream !== undefined && typeof request.stream !== "boolean") {
@@ -117,9 +145,21 @@ export function validateAnthropicRequest(body: unknown): string | undefined {
   if (thinkingError !== undefined) return thinkingError;
   const outputError = validateOutputConfig(request.output_config);
   if (outputError !== undefined) return outputError;
+  if (request.context_management !== undefined) {
+    const contextError = validateContextManagement(request.context_management, options.betas);
+    if (contextError !== undefined) return contextError;
+  }
   const messageError = validateMessages(request.messages);
   if (messageError !== undefined) return messageError;
   return validateCacheControl(request);
+}
+
+/** What {@link validateAnthropicRequest} needs besides the body. */
+export interface AnthropicRequestValidation {
+  /** The body is for `POST /v1/messages/count_tokens`. Default `false`. */
+  readonly countTokens?: boolean;
+  /** The request's `anthropic-beta` header, comma-separated betas. */
+  readonly betas?: string | undefined;
 }
 
 function validateSystemBlocks(blocks: unknown[]): string | undefined {

@@ -264,6 +264,7 @@ function toResponse(
   if (decoded.id !== undefined) response.id = decoded.id;
   if (decoded.rawStopReason !== undefined) response.rawStopReason = decoded.rawStopReason;
   if (requestId !== undefined) response.requestId = requestId;
+  if (decoded.contextEdits !== undefined) response.contextEdits = decoded.contextEdits;
   return response;
 }
 

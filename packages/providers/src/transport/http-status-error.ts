@@ -1,4 +1,5 @@
 import { ProviderError, type ProviderErrorCode } from "../provider-error.js";
+import { type ContextOverflow, parseContextOverflow } from "./context-overflow.js";
 import { redactSecrets } from "./redact-secret.js";
 import { type HeaderReader, isRetryableStatus } from "./retry-delay.js";
 import type { EndpointContext } from "./stream-decoder.js";
@@ -7,6 +8,8 @@ import type { EndpointContext } from "./stream-decoder.js";
 export interface ApiErrorBody {
   readonly type: string | undefined;
   readonly message: string | undefined;
+  /** OpenAI's `error.code` (for example `"context_length_exceeded"`), when it sent one. */
+  readonly code?: string | undefined;
 }
 
 /**
@@ -31,6 +34,7 @@ export function readApiErrorBody(text: string): ApiErrorBody {
     return {
       type: stringOr(error.type) ?? stringOr(error.code),
       message: stringOr(error.message),
+      code: stringOr(error.code),
     };
   }
   if (typeof inner === "string") return { type: stringOr(record.type), message: inner };
@@ -73,6 +77,10 @@ export function httpStatusError(
   const retryable =
     shouldRetry === "true" ? true : shouldRetry === "false" ? false : isRetryableStatus(status);
   const overloaded = status === 529 || type === "overloaded_error";
+  const overflow = parseContextOverflow(status, body.code, apiMessage);
+  if (overflow !== undefined) {
+    return contextOverflowError(context, status, type, apiMessage, requestId, overflow);
+  }
   const code = statusCode(status, overloaded);
   const said = `${status}${type === undefined ? "" : ` ${type}`}${apiMessage === undefined ? "" : `: ${apiMessage}`}`;
   const where = `${context.label} at ${context.endpoint}`;
@@ -87,6 +95,43 @@ export function httpStatusError(
     apiMessage,
     retryable,
     requestId,
+  });
+}
+
+/**
+ * The `provider_context_overflow` error: what the API refused, the sizes when it gave them, and
+ * what to do next. Never retryable, whatever `x-should-retry` says: the same request would be
+ * refused again.
+ */
+function contextOverflowError(
+  context: EndpointContext,
+  status: number,
+  type: string | undefined,
+  apiMessage: string | undefined,
+  requestId: string | undefined,
+  overflow: ContextOverflow,
+): ProviderError {
+  const { promptTokens, contextLimit } = overflow;
+  const sizes =
+    promptTokens !== undefined && contextLimit !== undefined
+      ? ` (${promptTokens} tokens > ${contextLimit} maximum)`
+      : contextLimit !== undefined
+        ? ` (${contextLimit} tokens maximum)`
+        : promptTokens !== undefined
+          ? ` (${promptTokens} tokens)`
+          : "";
+  const said = `${status}${type === undefined ? "" : ` ${type}`}${apiMessage === undefined ? "" : `: ${apiMessage}`}`;
+  return new ProviderError({
+    code: "provider_context_overflow",
+    message: `${context.label} at ${context.endpoint} refused the request as longer than the model's context window${sizes}; it answered ${said}. Retrying it unchanged will not help: shorten the conversation (drop or summarise old turns and large tool results, or lower maxTokens), or set contextManagement on the Lattice agent so that it compacts the conversation before the window is full.${requestId === undefined ? "" : ` (request id ${requestId})`}`,
+    endpoint: context.endpoint,
+    status,
+    type,
+    apiMessage,
+    retryable: false,
+    requestId,
+    promptTokens,
+    contextLimit,
   });
 }
 

@@ -1,6 +1,6 @@
 import type { EventSourceMessage } from "eventsource-parser";
 import type { ContentBlock } from "../content-blocks.js";
-import type { ModelUsage, StopReason } from "../model-response.js";
+import type { ModelContextEdit, ModelUsage, StopReason } from "../model-response.js";
 import type { ModelStreamEvent } from "../model-stream-event.js";
 
 /** Who a provider talks to, for error messages: never holds a key except to redact it. */
@@ -26,6 +26,8 @@ export interface DecodedMessage {
   stopReason: StopReason;
   rawStopReason: string | undefined;
   usage: ModelUsage;
+  /** Server-side context edits the API reported (Anthropic `context_management`), if any. */
+  contextEdits?: readonly ModelContextEdit[] | undefined;
 }
 
 /**
