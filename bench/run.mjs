@@ -105,6 +105,10 @@ const mcp = runChild("MCP client", "mcp.bench.mjs");
 const otel = runChild("OpenTelemetry spans (O6)", "otel.bench.mjs");
 const workers = runChild("Runs on BullMQ workers", "workers.bench.mjs");
 const steering = runChild("Steering a run (L14)", "steering.bench.mjs");
+const context = runChild(
+  "Long conversations: compaction and checkpoints (C6, C8, C10)",
+  "context.bench.mjs",
+);
 
 mkdirSync(join(here, "results"), { recursive: true });
 writeFileSync(
@@ -125,6 +129,7 @@ writeFileSync(
       otel: otel.stdout,
       workers: workers.stdout,
       steering: steering.stdout,
+      context: context.stdout,
     },
     null,
     2,

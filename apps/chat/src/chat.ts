@@ -5,6 +5,8 @@ import { sqliteSessionStore } from "@lattice/store-sqlite";
 import {
   type AgentOptions,
   anthropic,
+  clearToolResults,
+  compact,
   createAgent,
   LatticeError,
   type SDKMessage,
@@ -14,7 +16,13 @@ import { historyLines } from "./conversation.js";
 import { LineInput } from "./line-input.js";
 import { offlineTurn } from "./offline-script.js";
 import { chatTools } from "./tools.js";
-import { Printer, RunView } from "./transcript.js";
+import { compactionLine, Printer, RunView } from "./transcript.js";
+
+/**
+ * The offline chat's context threshold, in tokens: small, so that a few minutes of chat show a
+ * compaction (the live models' is 80 % of their window).
+ */
+export const OFFLINE_MAX_INPUT_TOKENS = 1200;
 
 const SYSTEM_PROMPT =
   "You are a friendly assistant in a terminal chat. Keep replies short. Use get_time for the " +
@@ -164,6 +172,12 @@ export async function runChat(options: ChatOptions): Promise<void> {
     includePartialMessages: true,
     onTrace: (event) => currentView?.trace(event),
     maxTurns: 10,
+    // A long chat stays under the model's window: old tool results are cleared first, then
+    // older turns are summarized; /history still shows every message.
+    contextManagement: {
+      ...(server ? { maxInputTokens: OFFLINE_MAX_INPUT_TOKENS } : { triggerAt: 0.8 }),
+      strategies: [clearToolResults({ keepLast: 4 }), compact({ keepLastTurns: 2 })],
+    },
   });
 
   /** Streams one run to the terminal; Ctrl-C aborts it. */
@@ -240,6 +254,26 @@ export async function runChat(options: ChatOptions): Promise<void> {
           printer.line("──");
           break;
         }
+        case "/compact": {
+          try {
+            const done = await agent.compact(session);
+            if (!done.compacted) printer.line("Nothing to compact yet.");
+            for (const entry of done.entries) {
+              printer.line(
+                compactionLine({
+                  strategy: entry.strategy,
+                  messagesReplaced: entry.replaced,
+                  toolResultsCleared: entry.cleared?.length ?? 0,
+                  tokensBefore: entry.tokensBefore,
+                  tokensAfter: entry.tokensAfter,
+                }),
+              );
+            }
+          } catch (error) {
+            printer.line(`⨯ ${error instanceof Error ? error.message : String(error)}`);
+          }
+          break;
+        }
         case "/resume":
           if ((await resume()) === "nothing_to_resume") {
             printer.line(`Nothing to resume: every run of session "${session}" has finished.`);
@@ -254,6 +288,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
         case "/help":
           printer.line("/history   the conversation so far, read from the database");
           printer.line("/resume    finish the last run if it was interrupted");
+          printer.line("/compact   summarize the conversation now (the history keeps it all)");
           printer.line("/sessions  the sessions in the database (* is this one)");
           printer.line("/exit      quit (so do Ctrl-D, and Ctrl-C at the prompt)");
           break;

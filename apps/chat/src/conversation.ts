@@ -1,5 +1,5 @@
 import { RUN_LOG_VERSION, type RunLogEntry, type SessionEntry } from "agent-lattice";
-import { conversationLines, toolResultLine } from "./transcript.js";
+import { compactionLine, conversationLines, toolResultLine } from "./transcript.js";
 
 /**
  * The lines that show a session's history, read from its run log (the entries the agent
@@ -40,6 +40,19 @@ export function historyLines(entries: readonly SessionEntry[]): string[] {
       case "guardrail":
         // A guardrail that passed leaves nothing to show; one that tripped ended its run, whose
         // run_finished entry says so.
+        break;
+      case "compaction":
+        // The log keeps every message before it: the history shows them all, and where the
+        // model's view was made smaller.
+        lines.push(
+          compactionLine({
+            strategy: entry.strategy,
+            messagesReplaced: entry.replaced,
+            toolResultsCleared: entry.cleared?.length ?? 0,
+            tokensBefore: entry.tokensBefore,
+            tokensAfter: entry.tokensAfter,
+          }),
+        );
         break;
       case "output_feedback":
         lines.push(`  ↩ sent back to the model: ${entry.text}`);

@@ -268,3 +268,33 @@ it("L15: an input guardrail stops a message that drops the instructions; an over
     expect.stringMatching(/^assistant> You said "are you overloaded\?"/),
   ]);
 });
+
+it("C9: a long chat compacts itself and on /compact, says what it did, and /history still shows every message", async () => {
+  const chat = startChat("long");
+  for (let index = 1; index <= 14; index++) chat.send(`message number ${index} about the plan`);
+  chat.send("what did I tell you?");
+  chat.send("/compact");
+  chat.send("/history");
+  expect(await chat.finish(), chat.output()).toEqual({ code: 0, signal: null });
+  // Automatic: the offline threshold is small.
+  expect(chat.stdout).toMatch(
+    / {2}⇣ compacted \d+ messages into a summary: [\d,]+ → [\d,]+ tokens\n/,
+  );
+  const [, before, after] =
+    /compacted \d+ messages into a summary: ([\d,]+) → ([\d,]+) tokens/.exec(chat.stdout)!;
+  expect(Number(after!.replace(/,/g, ""))).toBeLessThan(Number(before!.replace(/,/g, "")));
+  // The model still knows the first message: from the summary.
+  expect(chat.stdout).toMatch(
+    /assistant> Earlier \(compacted\): The user said: "message number 1 about the plan"/,
+  );
+  // /compact: on demand.
+  const lines = chat.stdout.split("\n");
+  const compactAt = lines.indexOf("you> /compact");
+  expect(lines[compactAt + 1]).toMatch(/^ {2}⇣ compacted \d+ messages into a summary: /);
+  // The history keeps every original message, with the compactions marked.
+  const history = historyOf(chat.stdout);
+  for (let index = 1; index <= 14; index++) {
+    expect(history).toContain(`you> message number ${index} about the plan`);
+  }
+  expect(history.filter((line) => line.includes("⇣ compacted"))).toHaveLength(2);
+});

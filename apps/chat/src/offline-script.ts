@@ -36,10 +36,15 @@ const STREAMING = { chunkSize: 6, chunkDelayMs: 8 } as const;
  * @returns The reply, streamed in small chunks.
  */
 export function offlineTurn(request: RecordedRequest): ScriptedTurn {
-  const { messages, model } = request.body as {
+  const { messages, model, system } = request.body as {
     messages: readonly WireMessage[];
     model: string;
+    system?: unknown;
   };
+  // A compaction's summary call: the transcript of the earlier turns, to summarize.
+  if (JSON.stringify(system ?? "").includes("You write summaries")) {
+    return { content: [{ type: "text", text: summarize(textOf(messages.at(-1)?.content ?? "")) }] };
+  }
   const last = messages.at(-1);
   // "overload": the main model answers 529 (overloaded), so the chat's fallback takes over.
   if (model === "scripted-model" && /\boverload/i.test(textOf(last?.content ?? ""))) {
@@ -108,11 +113,45 @@ function afterTools(messages: readonly WireMessage[]): ScriptedBlock[] {
   return [{ type: "text", text: sentences.join(" ") }];
 }
 
+/**
+ * The offline model's summary of a transcript: the user's messages and the notes taken, so that
+ * "what did I tell you?" still knows them after a compaction.
+ */
+function summarize(transcript: string): string {
+  const said = [...transcript.matchAll(/^User: (.+)$/gm)]
+    .map((match) => match[1]!)
+    .filter((text) => !text.startsWith(SUMMARY_START));
+  const earlier =
+    /^User: This conversation continues.*?Summary of the earlier part:\n\n([\s\S]*?)(?=\n\n(?:User|Assistant|Result)|$)/m.exec(
+      transcript,
+    )?.[1];
+  const notes = [...transcript.matchAll(/called the tool remember_note with (\{.*\})/g)].map(
+    (match) => (JSON.parse(match[1]!) as { note?: string }).note ?? "",
+  );
+  const parts = [
+    ...(earlier !== undefined ? [earlier.trim()] : []),
+    ...(said.length > 0 ? [`The user said: ${said.map((text) => `"${text}"`).join(", ")}.`] : []),
+    ...(notes.length > 0 ? [`Notes: ${notes.map((note) => `"${note}"`).join(", ")}.`] : []),
+  ];
+  return parts.length > 0 ? parts.join(" ") : "Nothing of note yet.";
+}
+
+/** How a compacted conversation's summary message begins. */
+const SUMMARY_START = "This conversation continues";
+
 function recap(messages: readonly WireMessage[]): string {
+  const summary = messages.find(
+    (message) => message.role === "user" && textOf(message.content).startsWith(SUMMARY_START),
+  );
   const prompts = messages
     .slice(0, -1)
+    .filter((message) => message !== summary)
     .filter((message) => message.role === "user" && !isToolResults(message))
     .map((message) => `"${textOf(message.content)}"`);
+  if (summary !== undefined) {
+    const text = textOf(summary.content).split("\n\n").slice(1).join(" ");
+    return `Earlier (compacted): ${text} Since then you told me ${prompts.join(", ") || "nothing"}.`;
+  }
   const notes = messages
     .flatMap((message) => blocksOf(message.content))
     .filter((block) => block.type === "tool_use" && block.name === "remember_note")

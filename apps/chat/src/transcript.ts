@@ -121,6 +121,30 @@ export function resultLines(result: SDKResultMessage): string[] {
 }
 
 /**
+ * The line that says what a compaction did (C9): `compacted 42 messages into a summary: 31,204 →
+ * 2,310 tokens`, or the tool results it cleared.
+ *
+ * @param compaction - What was compacted: messages replaced, results cleared, tokens before and after.
+ * @returns One line.
+ */
+export function compactionLine(compaction: {
+  readonly strategy: string;
+  readonly messagesReplaced: number;
+  readonly toolResultsCleared: number;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+}): string {
+  const tokens = `${compaction.tokensBefore.toLocaleString("en-US")} → ${compaction.tokensAfter.toLocaleString("en-US")} tokens`;
+  if (compaction.strategy === "compact") {
+    return `  ⇣ compacted ${compaction.messagesReplaced} messages into a summary: ${tokens}`;
+  }
+  if (compaction.toolResultsCleared > 0) {
+    return `  ⇣ cleared ${compaction.toolResultsCleared} old tool ${compaction.toolResultsCleared === 1 ? "result" : "results"}: ${tokens}`;
+  }
+  return `  ⇣ ${compaction.strategy} replaced ${compaction.messagesReplaced} messages: ${tokens}`;
+}
+
+/**
  * Prints one run as it streams: the assistant's text as it arrives, each tool call when the
  * model has sent it, each tool result, and the result's summary line.
  */
@@ -209,6 +233,9 @@ export class RunView {
         if (message.parentToolUseId === null) {
           for (const line of resultLines(message)) printer.line(line);
         }
+        break;
+      case "system":
+        if (message.subtype === "compact_boundary") printer.line(compactionLine(message));
         break;
       default:
         break;

@@ -77,7 +77,7 @@ export async function runAgentWithEverything(
   let result: SDKResultMessage | undefined;
   try {
     for await (const message of agent.query(PROMPT)) {
-      if (message.type === "system") {
+      if (message.type === "system" && message.subtype === "init") {
         print(`tools: ${message.tools.join(", ")}`);
       } else if (message.type === "assistant") {
         for (const block of message.message.content) {

@@ -57,6 +57,9 @@ export const umbrellaExports = {
       "GuardrailVerdict",
       "agentGuardrail",
       "ModelPricing",
+      // Context (C2): the two strategies; the rest is reached through AgentOptions and Agent.
+      "clearToolResults",
+      "compact",
       // Sessions: the store a user passes or writes, its errors, and the log it keeps (read by
       // tools that show a session, as apps/chat and apps/approvals do).
       "SessionStore",
@@ -125,13 +128,38 @@ export const umbrellaExports = {
       "checkApprovalDecisions",
       "checkExpectedVersion",
       "checkSessionId",
+      "checkLoadOptions",
+      "serializeCheckpoint",
       "serializeSessionEntries",
       // Constants.
       "DEFAULT_MAX_DEPTH",
       "DEFAULT_MAX_TOKENS",
       "DEFAULT_MAX_TURNS",
       "PARALLEL_TOOL_CALLS_GUIDANCE",
+      // Context (C1–C9) beyond the two strategies: reached through AgentOptions["contextManagement"],
+      // agent.compact() and the SDKMessage union.
+      "ContextManagement",
+      "ContextStrategy",
+      "ContextFunction",
+      "ContextBudget",
+      "OnCompact",
+      "CompactEvent",
+      "CompactVerdict",
+      "ClearedToolResult",
+      "ClearToolResultsStrategy",
+      "CompactStrategy",
+      "DEFAULT_COMPACT_INSTRUCTIONS",
+      "estimateTokens",
+      "contextWindowOf",
+      "BUILTIN_CONTEXT_WINDOWS",
+      "CompactOptions",
+      "CompactResult",
+      "SDKCompactBoundaryMessage",
+      // For authors of session stores: checkpoints (C8).
+      "SessionCheckpoint",
+      "SessionLoadOptions",
       // The run log's entry types, one by one (`RunLogEntry` is their union).
+      "CompactionEntry",
       "RunStartedEntry",
       "RunResumedEntry",
       "ReplyEntry",
@@ -151,6 +179,7 @@ export const umbrellaExports = {
       "ModelRequestStartedTraceEvent",
       "ModelRequestFinishedTraceEvent",
       "ModelRequestFailedTraceEvent",
+      "CompactionTraceEvent",
       "ModelRetryTraceEvent",
       "ToolBatchTraceEvent",
       "ToolProgressTraceEvent",
@@ -194,6 +223,13 @@ export const umbrellaExports = {
       "ToolResultBlock",
     ],
     leftOut: [
+      // Anthropic's server-side context editing (contextManagement.provider, C7), its edits,
+      // and what a response says of them.
+      "AnthropicContextManagement",
+      "AnthropicClearThinkingEdit",
+      "AnthropicClearToolUsesEdit",
+      "AnthropicContextEdit",
+      "ModelContextEdit",
       // Constants.
       "MAX_TOOL_INPUT_DEPTH",
       "MAX_TOOL_INPUT_LENGTH",

@@ -16,6 +16,8 @@ export {
   agentGuardrail,
   agentTool,
   type BeforeToolCallHookResult,
+  clearToolResults,
+  compact,
   createAgent,
   createBareAgent,
   createInMemoryMailbox,

@@ -13,6 +13,7 @@ export {
 
 export {
   createScriptedModelServer,
+  estimateRequestTokens,
   type RecordedRequest,
   type ScriptedBlock,
   type ScriptedFault,

@@ -172,7 +172,7 @@ export async function takeStep<TContext>(
         onMessage: (message: SDKMessage) => {
           // The run's first message is sent once its run_started entry is stored, before
           // the model call: a step taken again after a crash would not give it again.
-          if (message.type === "system") {
+          if (message.type === "system" && message.subtype === "init") {
             publishing = records.publish(runId, [{ kind: "message", message }]);
             publishing.catch(reportError);
           } else messages.push({ kind: "message", message });

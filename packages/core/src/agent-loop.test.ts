@@ -203,6 +203,8 @@ describe("the SDKMessage stream (T35)", () => {
       outputTokens: 12,
       cacheReadInputTokens: 0,
       cacheCreationInputTokens: 0,
+      // The conversation's size: the last call's input and output (C1).
+      contextTokens: 27,
     });
   });
 

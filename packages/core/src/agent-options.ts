@@ -8,6 +8,7 @@ import type {
 import type { ToolBatchPolicy, ToolConcurrencyOptions } from "@lattice/scheduler";
 import type { AnyToolDefinition, BuiltinToolName, NeedsApproval, ToolSource } from "@lattice/tools";
 import type { AgentHooks } from "./agent-hooks.js";
+import type { ContextManagement } from "./context-options.js";
 import type { ModelPricing } from "./model-pricing.js";
 import type { SessionStore } from "./session-store.js";
 import type {
@@ -198,6 +199,14 @@ export interface AgentOptions<TOutput = unknown> {
    * prices, results carry `usage.costUsd`.
    */
   readonly pricing?: ModelPricing;
+  /**
+   * Keeps long conversations under the model's context window (C1–C7): a threshold
+   * (`maxInputTokens`, or `triggerAt` × the window) and the `strategies` that run before a
+   * call that would pass it (`clearToolResults()`, `compact()`, your own function), each
+   * logged as a `compaction` entry; or Anthropic's server-side editing (`provider`). See
+   * {@link ContextManagement}.
+   */
+  readonly contextManagement?: ContextManagement;
 }
 
 /** Every key {@link AgentOptions} accepts. */
@@ -240,6 +249,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "guardrails",
   "fallback",
   "maxTotalTokens",
+  "contextManagement",
   "maxCostUsd",
   "pricing",
 ]);

@@ -3,6 +3,7 @@ import type { ResolvedToolConcurrency, ToolBatchPolicy } from "@lattice/schedule
 import type { AnyToolDefinition } from "@lattice/tools";
 import type { AgentHooks } from "./agent-hooks.js";
 import type { ModelPricing } from "./model-pricing.js";
+import type { RunContext } from "./resolve-context.js";
 import type { OutputSettings, RunSteering } from "./run-steering.js";
 import type { TraceEvent } from "./trace-event.js";
 
@@ -45,4 +46,8 @@ export interface AgentRuntime {
   readonly outputSettings: OutputSettings;
   /** The agent's `pricing`, over the built-in table. */
   readonly pricing: ModelPricing | undefined;
+  /** `contextManagement`'s threshold and strategies (C2); undefined when nothing is watched. */
+  readonly context: RunContext | undefined;
+  /** The model's context window in tokens, when known (C1). */
+  readonly contextWindow: number | undefined;
 }

@@ -276,6 +276,7 @@ describe('agentTool "call" mode', () => {
       outputTokens: 11,
       cacheReadInputTokens: 0,
       cacheCreationInputTokens: 0,
+      contextTokens: 24,
     });
 
     // The member inherited the parent's provider and model, and got its own system prompt.
@@ -541,6 +542,7 @@ describe("delegateTool", () => {
       outputTokens: 7,
       cacheReadInputTokens: 0,
       cacheCreationInputTokens: 0,
+      contextTokens: 8,
     });
   });
 

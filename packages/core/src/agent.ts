@@ -1,5 +1,6 @@
 import type { ContentBlock, ModelMessage, ModelProviderV1 } from "@lattice/providers";
 import type { ApprovalDecision } from "@lattice/scheduler";
+import type { CompactOptions, CompactResult } from "./compact-session.js";
 import type { Mailbox } from "./mailbox.js";
 import type { SDKMessage, SDKResultMessage } from "./sdk-message.js";
 import type { SessionStore } from "./session-store.js";
@@ -282,6 +283,23 @@ export interface Agent<TContext = unknown, TOutput = unknown> extends AsyncDispo
    *   holder raised the session's fence (drop the step).
    */
   step(sessionId: string, options?: StepOptions<TContext>): Promise<AgentStepResult<TOutput>>;
+  /**
+   * Makes a stored session's conversation smaller now, between runs (C9: a chat's `/compact`):
+   * the agent's `contextManagement.strategies` (or `options.strategies`, default
+   * `[compact()]`) each run once, in order. Each change is a `compaction` entry with trigger
+   * `"manual"`; the log keeps every original entry, and the session gets a checkpoint (C8).
+   * The summary's model call is not part of a run: its usage is in the returned result.
+   *
+   * @example
+   * ```ts
+   * const done = await agent.compact("chat-1");
+   * console.log(`${done.messagesBefore} → ${done.messagesAfter} messages, ${done.tokensBefore} → ${done.tokensAfter} tokens`);
+   * ```
+   * @throws `SessionError` `session_not_found` for a session without a run, `not_interrupted`
+   *   while its run is unfinished; `InvalidOptionError` for a bad option; an error named
+   *   `"AbortError"` when `signal` aborts.
+   */
+  compact(sessionId: string, options?: CompactOptions): Promise<CompactResult>;
   /**
    * Releases the agent's tool sources (MCP connections and the processes behind them). Safe to
    * call twice; runs started afterwards connect again. Agents without sources have nothing to

@@ -4,7 +4,12 @@ import { historyProblem } from "./check-history.js";
 import { contentBlocksProblem, MAX_STORED_VALUE_DEPTH } from "./content-blocks-problem.js";
 import type { LoggedRun, OpenBatch } from "./logged-run.js";
 import { nestsDeeperThan } from "./plain-json-problem.js";
-import { type PendingApproval, RUN_LOG_VERSION, type RunLogEntry } from "./run-log-entry.js";
+import {
+  type CompactionEntry,
+  type PendingApproval,
+  RUN_LOG_VERSION,
+  type RunLogEntry,
+} from "./run-log-entry.js";
 import type { RunUsage, SDKResultSubtype } from "./sdk-message.js";
 import { SessionError } from "./session-error.js";
 
@@ -18,6 +23,7 @@ const ENTRY_TYPES: ReadonlySet<string> = new Set([
   "decisions",
   "guardrail",
   "output_feedback",
+  "compaction",
   "run_finished",
 ]);
 
@@ -30,7 +36,8 @@ const ENTRY_TYPES: ReadonlySet<string> = new Set([
  * turn, and comes once the calls of the reply before it have their results; a `tool_result`
  * answers a call of the latest reply that has none yet; an interrupt asks about such calls while
  * no other interrupt waits, and its decisions answer exactly the approvals it asked for; mail
- * comes between batches; nothing but mail or a new `run_started` follows a `run_finished`.
+ * comes between batches, and so does a compaction (C3); nothing but mail, a compaction or a new
+ * `run_started` follows a `run_finished`.
  * Constant work per entry beyond its own size.
  *
  * @param sessionId - The session, for the error.
@@ -55,12 +62,13 @@ export function checkLogEntry(
 
 /**
  * Checks one stored entry on its own, before it is folded: a run log entry of a version this
- * release reads, with the fields of its type (H24).
+ * release reads, with the fields of its type (H24). Also checks the finished run a checkpoint
+ * holds (C8). Internal.
  *
  * @throws {@link SessionError} `"session_log_version"` or `"session_log_invalid"`, naming the
  *   session, the entry's index and the rule broken.
  */
-function checkStoredEntry(sessionId: string, stored: unknown, index: number): RunLogEntry {
+export function checkStoredEntry(sessionId: string, stored: unknown, index: number): RunLogEntry {
   const where = `Session ${JSON.stringify(sessionId)}: run log entry ${index}`;
   const entry = (
     stored !== null && typeof stored === "object" ? stored : {}
@@ -234,6 +242,8 @@ function fieldProblem(entry: RunLogEntry): string | undefined {
         typeof entry.text === "string"
         ? undefined
         : 'has no reason ("invalid", "use_tool" or "guardrail") and text (a string)';
+    case "compaction":
+      return compactionProblem(entry);
     case "run_finished":
       if (entry.output !== undefined && nestsDeeperThan(entry.output, MAX_STORED_VALUE_DEPTH)) {
         return TOO_DEEP;
@@ -263,8 +273,58 @@ const RESULT_SUBTYPES: ReadonlySet<unknown> = new Set<SDKResultSubtype>([
   "error_output_invalid",
   "guardrail_tripped",
   "error_budget",
+  "error_context_overflow",
   "interrupted",
 ]);
+
+/** Why a `compaction` entry lacks its fields (C3), or `undefined`. */
+function compactionProblem(entry: CompactionEntry): string | undefined {
+  if (typeof entry.strategy !== "string") return "has no strategy (a string)";
+  if (entry.trigger !== "threshold" && entry.trigger !== "overflow" && entry.trigger !== "manual") {
+    return `has the trigger ${describeValue(entry.trigger)}, not "threshold", "overflow" or "manual"`;
+  }
+  const range = entry.entries as { from?: unknown; to?: unknown } | null;
+  if (
+    range === null ||
+    typeof range !== "object" ||
+    !Number.isSafeInteger(range.from) ||
+    !Number.isSafeInteger(range.to)
+  ) {
+    return "has no entries range ({ from, to }: integers)";
+  }
+  if (!Number.isSafeInteger(entry.replaced) || entry.replaced < 0) {
+    return "has no replaced count (an integer >= 0)";
+  }
+  if (typeof entry.tokensBefore !== "number" || typeof entry.tokensAfter !== "number") {
+    return "has no tokensBefore and tokensAfter (numbers)";
+  }
+  if (entry.usage !== undefined && !isUsage(entry.usage)) return "has a malformed usage";
+  if (entry.messages !== undefined) {
+    if (!Array.isArray(entry.messages) || !entry.messages.every(isMessage)) {
+      return "has messages that are not { role, content } messages";
+    }
+    for (const message of entry.messages) {
+      if (typeof message.content === "string") continue;
+      const blocks = contentBlocksProblem(message.content as readonly unknown[], message.role);
+      if (blocks !== undefined) return `holds ${blocks}`;
+    }
+  }
+  if (entry.cleared !== undefined) {
+    if (
+      !Array.isArray(entry.cleared) ||
+      !entry.cleared.every(
+        (cleared) =>
+          cleared !== null &&
+          typeof cleared === "object" &&
+          typeof cleared.toolUseId === "string" &&
+          typeof cleared.placeholder === "string",
+      )
+    ) {
+      return "has cleared results that are not { toolUseId, placeholder } (strings)";
+    }
+  }
+  return undefined;
+}
 
 function isMessage(value: unknown): value is ModelMessage {
   if (value === null || typeof value !== "object") return false;
@@ -302,7 +362,7 @@ function placeProblem(run: LoggedRun | undefined, entry: RunLogEntry): string | 
   if (entry.runId !== run.runId) {
     return `belongs to run ${describeValue(entry.runId)}, but the latest run is ${describeValue(run.runId)}`;
   }
-  if (run.finished && entry.type !== "mail") {
+  if (run.finished && entry.type !== "mail" && entry.type !== "compaction") {
     return `follows the end of run ${describeValue(run.runId)} (its run_finished entry): only a new run_started may`;
   }
   const batch = run.batch;
@@ -324,6 +384,7 @@ function placeProblem(run: LoggedRun | undefined, entry: RunLogEntry): string | 
         : `comes while the tool calls of the reply before it have no result (${unanswered(open)})`;
     case "guardrail":
     case "mail":
+    case "compaction":
       // It would come between the calls and their results in the conversation.
       return open === undefined
         ? undefined

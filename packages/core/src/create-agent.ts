@@ -1,5 +1,6 @@
 import type { Agent, Prompt, QueryOptions, ResumeOptions, StepOptions } from "./agent.js";
 import type { AgentOptions } from "./agent-options.js";
+import { type CompactOptions, compactSession } from "./compact-session.js";
 import type { AgentDefinition } from "./define-agent.js";
 import { memorySessionStore } from "./memory-session-store.js";
 import type { Flavor } from "./prepare-agent.js";
@@ -70,6 +71,9 @@ function assemble<TContext, TOutput>(
     },
     step(sessionId: string, stepOptions?: StepOptions<TContext>) {
       return takeAgentStep(prepared, store, sessionId, stepOptions);
+    },
+    compact(sessionId: string, compactOptions?: CompactOptions) {
+      return compactSession(prepared, store, sessionId, compactOptions);
     },
     async close() {
       await Promise.all(prepared.sources.map((source) => source.close()));

@@ -4,10 +4,10 @@ import { toJson } from "./error-message.js";
 import { storeFailure } from "./load-session.js";
 import { reportedUsage } from "./run-cost.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
-import { ENTRY_V1, type RunFinishedEntry } from "./run-log-entry.js";
+import { ENTRY_V1, ENTRY_V2, ENTRY_V3, type RunFinishedEntry } from "./run-log-entry.js";
 import { appendEntry } from "./run-log-sink.js";
 import { durationSinceStart, runResult } from "./run-result.js";
-import type { SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
+import type { RunUsage, SDKResultMessage, SDKResultSubtype } from "./sdk-message.js";
 import { SessionConflictError } from "./session-store.js";
 import { addUsage } from "./usage-totals.js";
 
@@ -37,10 +37,17 @@ export async function finishRun(
   if (ending.type === "finish") {
     const totals = { ...run.usage };
     if (extra !== undefined) addUsage(totals, extra);
-    const usage = reportedUsage(run, totals, env.runtime.model, env.runtime.pricing);
+    const usage = withContextSize(
+      reportedUsage(run, totals, env.runtime.model, env.runtime.pricing),
+      env,
+    );
     const base = {
-      // Subtypes version 1 did not know need a reader of version 2.
-      v: V1_SUBTYPES.has(ending.subtype) ? ENTRY_V1 : 2,
+      // Subtypes version 1 did not know need a reader of version 2 (3 for the context's, C4).
+      v: V1_SUBTYPES.has(ending.subtype)
+        ? ENTRY_V1
+        : ending.subtype === "error_context_overflow"
+          ? ENTRY_V3
+          : ENTRY_V2,
       type: "run_finished",
       runId: env.runId,
       subtype: ending.subtype,
@@ -73,6 +80,8 @@ export async function finishRun(
         // A step's caller retries the step: an end that is not in the log is no end.
         if (env.stepping !== undefined) throw storeFailure(failure, writer, "finish the run");
         storeError = storeFailure(failure, writer, "finish the run").message;
+      } else if (writer.store.checkpoints === true) {
+        await saveCheckpoint(env);
       }
     }
   }
@@ -101,6 +110,49 @@ export async function finishRun(
   const final = traceErrors > 0 ? { ...message, traceErrors } : message;
   env.placement.emit(final);
   return final;
+}
+
+/** Entries after which a session gets a checkpoint even without a compaction (C8). */
+export const CHECKPOINT_EVERY = 500;
+
+/**
+ * Writes the session's checkpoint once its run ended (C8), when a compaction happened since
+ * the last one or {@link CHECKPOINT_EVERY} entries were appended since: the next load then
+ * folds only what came after. A checkpoint that cannot be written is no failure of the run
+ * (the next load folds more of the log), so its error is dropped. Internal.
+ */
+export async function saveCheckpoint(env: RunEnv): Promise<void> {
+  const { state, writer } = env;
+  if (!state.compactedSinceCheckpoint && state.size - state.checkpointVersion < CHECKPOINT_EVERY) {
+    return;
+  }
+  const checkpoint = state.toCheckpoint();
+  const store = writer!.store;
+  if (checkpoint === undefined || store.saveCheckpoint === undefined) return;
+  try {
+    const saved = await store.saveCheckpoint(env.sessionId, {
+      version: state.size,
+      state: checkpoint,
+    });
+    if (saved) {
+      state.checkpointVersion = state.size;
+      state.compactedSinceCheckpoint = false;
+    }
+  } catch {
+    // The log is whole; only the next load's speed is lost.
+  }
+}
+
+/** The run's usage with the conversation's size and the model's window, when known (C1). */
+function withContextSize(usage: RunUsage, env: RunEnv): RunUsage {
+  const contextTokens = env.state.contextTokens;
+  const contextWindow = env.runtime.contextWindow;
+  if (contextTokens === undefined && contextWindow === undefined) return usage;
+  return {
+    ...usage,
+    ...(contextTokens !== undefined ? { contextTokens } : {}),
+    ...(contextWindow !== undefined ? { contextWindow } : {}),
+  };
 }
 
 /**

@@ -33,6 +33,23 @@ export {
 } from "./agent-tool.js";
 export { DEFAULT_MAX_DEPTH } from "./call-agent.js";
 export { checkApprovalDecisions } from "./check-approval-decisions.js";
+export type { CompactOptions, CompactResult } from "./compact-session.js";
+export {
+  type ClearedToolResult,
+  type ClearToolResultsStrategy,
+  type CompactEvent,
+  type CompactStrategy,
+  type CompactVerdict,
+  type ContextBudget,
+  type ContextFunction,
+  type ContextManagement,
+  type ContextStrategy,
+  clearToolResults,
+  compact,
+  DEFAULT_COMPACT_INSTRUCTIONS,
+  type OnCompact,
+} from "./context-options.js";
+export { BUILTIN_CONTEXT_WINDOWS, contextWindowOf, estimateTokens } from "./context-size.js";
 export { createAgent, createBareAgent } from "./create-agent.js";
 export { createTeam } from "./create-team.js";
 export { type AgentDefinition, defineAgent, isAgentDefinition } from "./define-agent.js";
@@ -55,6 +72,7 @@ export {
 } from "./model-pricing.js";
 export { AgentDepthError, HandoffError } from "./multi-agent-errors.js";
 export {
+  type CompactionEntry,
   type DecisionsEntry,
   type GuardrailEntry,
   type InterruptEntry,
@@ -75,6 +93,7 @@ export type {
   ModelUsageTotals,
   RunUsage,
   SDKAssistantMessage,
+  SDKCompactBoundaryMessage,
   SDKMessage,
   SDKNonSuccessResult,
   SDKOutputDeltaMessage,
@@ -90,16 +109,20 @@ export { SessionError, type SessionErrorCode } from "./session-error.js";
 export {
   type JsonValue,
   type SessionAppendOptions,
+  type SessionCheckpoint,
   SessionConflictError,
   type SessionEntry,
   SessionFencedError,
+  type SessionLoadOptions,
   type SessionSnapshot,
   type SessionStore,
 } from "./session-store.js";
 export {
   checkAppendOptions,
   checkExpectedVersion,
+  checkLoadOptions,
   checkSessionId,
+  serializeCheckpoint,
   serializeSessionEntries,
 } from "./session-store-arguments.js";
 export {
@@ -141,6 +164,7 @@ export type { TeamOptions } from "./team-options.js";
 export type {
   ApprovalDecidedTraceEvent,
   ApprovalRequestedTraceEvent,
+  CompactionTraceEvent,
   GuardrailTraceEvent,
   HookTraceEvent,
   ModelFallbackTraceEvent,

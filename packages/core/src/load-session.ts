@@ -14,7 +14,9 @@ import type { SessionWriter } from "./session-writer.js";
 
 /**
  * Loads a session's run log and folds it into `state`, checking each entry as it goes (H24):
- * the one way a run, `resume()`, `step()` and `endRun()` read a stored log. Internal.
+ * the one way a run, `resume()`, `step()` and `endRun()` read a stored log. With
+ * `fromCheckpoint`, a store that keeps checkpoints gives its latest one and the entries after
+ * it, and only those are folded (C8). Internal.
  *
  * @throws `SessionError` `session_store_failed` when the store fails or answers something that
  *   is not a snapshot; `session_log_version` or `session_log_invalid` for a log this release
@@ -24,10 +26,19 @@ export async function loadSession(
   store: SessionStore,
   sessionId: string,
   state: RunLogState,
-): Promise<{ readonly entries: readonly RunLogEntry[]; readonly version: number }> {
+  fromCheckpoint = false,
+): Promise<{
+  readonly entries: readonly RunLogEntry[];
+  readonly version: number;
+  /** Whether `entries` are only those after a checkpoint (C8). */
+  readonly partial: boolean;
+}> {
+  const checkpoints = fromCheckpoint && store.checkpoints === true;
   let snapshot: SessionSnapshot;
   try {
-    snapshot = await store.load(sessionId);
+    snapshot = await (checkpoints
+      ? store.load(sessionId, { fromCheckpoint: true })
+      : store.load(sessionId));
   } catch (error) {
     throw new SessionError(
       "session_store_failed",
@@ -44,8 +55,26 @@ export async function loadSession(
       `${storeLabel(store)} answered load(${JSON.stringify(sessionId)}) with ${describeValue(snapshot)}, not a snapshot ({ entries: an array, version: an integer >= 0 }). Nothing ran; fix the store's load().`,
     );
   }
+  const checkpoint = checkpoints ? snapshot.checkpoint : undefined;
+  if (checkpoint !== undefined) {
+    // A checkpoint that does not fit its entries, or that this release cannot read, is passed
+    // over: the whole log is folded instead (it is never removed, C8).
+    if (
+      checkpoint === null ||
+      typeof checkpoint !== "object" ||
+      !Number.isSafeInteger(checkpoint.version) ||
+      checkpoint.version + entries.length !== version ||
+      !state.fromCheckpoint(checkpoint.version, checkpoint.state)
+    ) {
+      return loadSession(store, sessionId, state, false);
+    }
+  }
   for (const entry of entries) state.load(sessionId, entry);
-  return { entries: entries as unknown as readonly RunLogEntry[], version: version as number };
+  return {
+    entries: entries as unknown as readonly RunLogEntry[],
+    version: version as number,
+    partial: checkpoint !== undefined,
+  };
 }
 
 /** How messages name a store: by its `name`, when it has one. Internal. */

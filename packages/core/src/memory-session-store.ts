@@ -1,18 +1,29 @@
 import {
   type SessionAppendOptions,
+  type SessionCheckpoint,
   SessionConflictError,
   type SessionEntry,
   SessionFencedError,
+  type SessionLoadOptions,
+  type SessionSnapshot,
   type SessionStore,
 } from "./session-store.js";
 import {
   checkAppendOptions,
   checkExpectedVersion,
+  checkLoadOptions,
   checkSessionId,
+  serializeCheckpoint,
   serializeSessionEntries,
 } from "./session-store-arguments.js";
 
 const PREFIX = "memorySessionStore";
+
+/** A session's checkpoint as the store keeps it: its version and its state as JSON text. */
+interface KeptCheckpoint {
+  readonly version: number;
+  readonly text: string;
+}
 
 /**
  * A {@link SessionStore} kept in this process's memory: the default store (R11). Sessions
@@ -23,29 +34,60 @@ const PREFIX = "memorySessionStore";
  * `append` is atomic and compare-and-append on the session's version (R8), fenced when given
  * a `fence` (H28).
  *
+ * It keeps checkpoints (C8, `checkpoints: true`): `saveCheckpoint` keeps the latest one per
+ * session (its state as JSON text too, so a checkpoint is a copy both ways), and
+ * `load(sessionId, { fromCheckpoint: true })` returns it with only the entries after it.
+ * `delete` forgets the checkpoint with the session.
+ *
  * @returns A new, empty store. Its methods reject with `InvalidOptionError` (code
  *   `"invalid_option"`) on an empty `sessionId`, an `expectedVersion` that is not a
  *   non-negative integer, an empty `entries` array, or an entry that is not a plain JSON
- *   object, or a `fence` that is not a non-negative integer; and `append` rejects with
- *   `SessionFencedError` when its fence is lower than the session's, and with
+ *   object, or a `fence` that is not a non-negative integer, a checkpoint whose `version` is
+ *   not an integer ≥ 1 or whose `state` is not JSON, or a `fromCheckpoint` that is not a
+ *   boolean (`UnknownOptionError` on an unknown load or append option); and `append` rejects
+ *   with `SessionFencedError` when its fence is lower than the session's, and with
  *   {@link SessionConflictError} when the session's version is not `expectedVersion`.
  */
 export function memorySessionStore(): SessionStore {
   const sessions = new Map<string, string[]>();
   /** The highest fence each session's appends carried (H28). */
   const fences = new Map<string, number>();
+  /** The latest checkpoint of each session (C8); never beyond the session's entries. */
+  const checkpoints = new Map<string, KeptCheckpoint>();
   return {
     name: "memorySessionStore()",
     fencedAppends: true,
-    async load(sessionId: string) {
-      checkSessionId(`${PREFIX} load():`, sessionId);
+    checkpoints: true,
+    async load(sessionId: string, options?: SessionLoadOptions): Promise<SessionSnapshot> {
+      const prefix = `${PREFIX} load():`;
+      checkSessionId(prefix, sessionId);
+      const fromCheckpoint = checkLoadOptions(prefix, options);
       const texts = sessions.get(sessionId);
       if (texts === undefined) return { entries: [], version: 0 };
-      const entries = new Array<SessionEntry>(texts.length);
-      for (let index = 0; index < texts.length; index++) {
-        entries[index] = JSON.parse(texts[index]!) as SessionEntry;
+      const kept = fromCheckpoint ? checkpoints.get(sessionId) : undefined;
+      const start = kept?.version ?? 0;
+      const entries = new Array<SessionEntry>(texts.length - start);
+      for (let index = start; index < texts.length; index++) {
+        entries[index - start] = JSON.parse(texts[index]!) as SessionEntry;
       }
-      return { entries, version: texts.length };
+      if (kept === undefined) return { entries, version: texts.length };
+      const checkpoint: SessionCheckpoint = {
+        version: kept.version,
+        state: JSON.parse(kept.text) as SessionCheckpoint["state"],
+      };
+      return { entries, version: texts.length, checkpoint };
+    },
+
+    async saveCheckpoint(sessionId: string, checkpoint: SessionCheckpoint) {
+      const prefix = `${PREFIX} saveCheckpoint():`;
+      checkSessionId(prefix, sessionId);
+      const kept = serializeCheckpoint(prefix, checkpoint);
+      const version = sessions.get(sessionId)?.length ?? 0;
+      if (kept.version > version) return false;
+      const current = checkpoints.get(sessionId);
+      if (current !== undefined && current.version >= kept.version) return false;
+      checkpoints.set(sessionId, kept);
+      return true;
     },
 
     async append(
@@ -84,6 +126,7 @@ export function memorySessionStore(): SessionStore {
     async delete(sessionId: string) {
       checkSessionId(`${PREFIX} delete():`, sessionId);
       fences.delete(sessionId);
+      checkpoints.delete(sessionId);
       return sessions.delete(sessionId);
     },
   };

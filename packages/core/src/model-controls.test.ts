@@ -46,6 +46,7 @@ describe("usage and model controls", () => {
       outputTokens: 7,
       cacheReadInputTokens: 540,
       cacheCreationInputTokens: 500,
+      contextTokens: 516,
     });
   });
 

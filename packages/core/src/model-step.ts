@@ -3,8 +3,10 @@ import type {
   ModelProviderV1,
   ModelRequest,
   ModelResponse,
+  ProviderError,
 } from "@lattice/providers";
 import { raceAbort } from "@lattice/scheduler/internal";
+import { isContextOverflow, manageContext, overflowFinish } from "./context-step.js";
 import { errorMessage } from "./error-message.js";
 import { abortedError } from "./finish-run.js";
 import { appendGuardrail, startInputGuardrails } from "./input-guardrails.js";
@@ -45,13 +47,19 @@ export async function takeModelStep(env: RunEnv): Promise<StepOutcome> {
     }
   }
   if (mayStart !== undefined && !mayStart()) throw abortedError(env);
+  const context = env.runtime.context;
+  if (context !== undefined) {
+    // The context stage (C2): a request that would pass the threshold is made smaller first.
+    const failed = await manageContext(env, context, "threshold");
+    if (failed !== undefined) return failed;
+  }
   const steer = env.steer;
-  if (steer === undefined) return takePlainCall(env);
+  if (steer === undefined) return takePlainCall(env, false);
   if (steer.output !== undefined && !env.runtime.toolMap.has(OUTPUT_TOOL_NAME)) {
     // A query's own outputSchema: its final_answer tool joins the tools a batch may call.
     env.runtime = { ...env.runtime, toolMap: toolMapOf(env.runtime.tools, steer.output.tool) };
   }
-  return takeSteeredCall(env, steer);
+  return takeSteeredCall(env, steer, false);
 }
 
 /**
@@ -59,7 +67,7 @@ export async function takeModelStep(env: RunEnv): Promise<StepOutcome> {
  * while the call is in flight, only `streamCall`'s frame and this continuation are held, which
  * keeps the heap of many runs in flight as small as before steering.
  */
-function takePlainCall(env: RunEnv): Promise<StepOutcome> {
+function takePlainCall(env: RunEnv, retried: boolean): Promise<StepOutcome> {
   const { runtime, trace, sessionId, runId } = env;
   const turn = env.run.numTurns + 1;
   trace?.({
@@ -78,7 +86,7 @@ function takePlainCall(env: RunEnv): Promise<StepOutcome> {
     turn,
     undefined,
   ).then((called) => {
-    if (called.response === undefined) return failedCall(env, turn, called.error);
+    if (called.response === undefined) return callFailed(env, turn, called.error, retried);
     logReply(env, turn, called.response, undefined);
     return settleStep(env);
   });
@@ -89,13 +97,17 @@ function takePlainCall(env: RunEnv): Promise<StepOutcome> {
  * guardrails beside the run's first call (L7), the call itself along the fallback chain (L10),
  * then its reply with what steered it.
  */
-async function takeSteeredCall(env: RunEnv, steer: RunSteering): Promise<StepOutcome> {
+async function takeSteeredCall(
+  env: RunEnv,
+  steer: RunSteering,
+  retried: boolean,
+): Promise<StepOutcome> {
   const { trace, sessionId, runId, signal } = env;
   const turn = env.run.numTurns + 1;
   const plan = await planCall(env, steer, turn);
   if ("type" in plan) return plan;
   const guarding =
-    steer.guardrails !== undefined && env.run.lastReply === undefined
+    steer.guardrails !== undefined && env.run.lastReply === undefined && !retried
       ? startInputGuardrails(env, steer.guardrails)
       : undefined;
   const callSignal = guarding === undefined ? signal : AbortSignal.any([signal, guarding.tripped]);
@@ -174,7 +186,7 @@ async function takeSteeredCall(env: RunEnv, steer: RunSteering): Promise<StepOut
       ],
     };
   }
-  if (called.response === undefined) return failedCall(env, turn, called.error);
+  if (called.response === undefined) return callFailed(env, turn, called.error, retried);
   logReply(env, turn, called.response, {
     ...(choice.model !== env.runtime.model ? { model: choice.model } : {}),
     ...(index > 0 ? { fallback: index } : {}),
@@ -255,8 +267,42 @@ async function streamCall(
   return { response };
 }
 
-/** A model call that failed: traced, and the run ends with its error. */
-function failedCall(env: RunEnv, turn: number, error: unknown): StepOutcome {
+/**
+ * A model call that failed. A request the API refused as longer than the window (C4) is made
+ * smaller by the strategies once and sent again once; without strategies, or when it is still
+ * too long, the run ends `error_context_overflow`. Any other failure ends the run.
+ */
+function callFailed(
+  env: RunEnv,
+  turn: number,
+  error: unknown,
+  retried: boolean,
+): StepOutcome | Promise<StepOutcome> {
+  if (!isContextOverflow(error)) return failedCall(env, turn, error);
+  traceFailure(env, turn, error);
+  return afterOverflow(env, error, retried);
+}
+
+async function afterOverflow(
+  env: RunEnv,
+  error: ProviderError,
+  retried: boolean,
+): Promise<StepOutcome> {
+  const context = env.runtime.context;
+  if (retried || context === undefined || context.strategies.length === 0) {
+    return overflowFinish(env, error, retried);
+  }
+  const size = env.state.size;
+  const failed = await manageContext(env, context, "overflow", error);
+  if (failed !== undefined) return failed;
+  // Nothing could be made smaller: sending it again would be refused again.
+  if (env.state.size === size) return overflowFinish(env, error, false);
+  const steer = env.steer;
+  return steer === undefined ? takePlainCall(env, true) : takeSteeredCall(env, steer, true);
+}
+
+/** Traces a failed model call. */
+function traceFailure(env: RunEnv, turn: number, error: unknown): string {
   const message = errorMessage(error);
   env.trace?.({
     type: "model_request_failed",
@@ -267,6 +313,12 @@ function failedCall(env: RunEnv, turn: number, error: unknown): StepOutcome {
     message,
     status: (error as { status?: number }).status,
   });
+  return message;
+}
+
+/** A model call that failed: traced, and the run ends with its error. */
+function failedCall(env: RunEnv, turn: number, error: unknown): StepOutcome {
+  const message = traceFailure(env, turn, error);
   return {
     type: "finish",
     subtype: "error_during_execution",

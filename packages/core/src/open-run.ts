@@ -4,7 +4,7 @@ import type { AgentRuntime } from "./agent-runtime.js";
 import { loadSession, storeLabel } from "./load-session.js";
 import type { LoggedRun } from "./logged-run.js";
 import { randomId } from "./random-id.js";
-import type { RunEnv, StepFencing } from "./run-env.js";
+import type { EntryObserver, RunEnv, StepFencing } from "./run-env.js";
 import {
   ENTRY_V1,
   type LoggedDecision,
@@ -20,9 +20,10 @@ import { withRunOutput } from "./run-steering.js";
 import { combineTraces } from "./run-trace.js";
 import type { SDKResultMessage } from "./sdk-message.js";
 import { SessionError } from "./session-error.js";
-import { SessionConflictError } from "./session-store.js";
+import { SessionConflictError, type SessionStore } from "./session-store.js";
 import { SessionWriter } from "./session-writer.js";
 import { leaseLapsed } from "./step-lease.js";
+import type { TraceEvent } from "./trace-event.js";
 
 /** How a run opens: ready for its steps, or already ended (a step taken again after its end). */
 export type OpenedRun =
@@ -99,7 +100,7 @@ export async function openRun(
     }
   } else if (start.kind === "resume") {
     sessionId = start.sessionId;
-    const snapshot = await loadSession(start.store, sessionId, state);
+    const snapshot = await loadSession(start.store, sessionId, state, true);
     const last = state.run;
     if (snapshot.version === 0) {
       throw new SessionError(
@@ -125,7 +126,7 @@ export async function openRun(
     const started = startedEntry(runId, start.prompt, start.history);
     if (start.session !== undefined) {
       sessionId = start.session.sessionId;
-      const snapshot = await loadSession(start.session.store, sessionId, state);
+      const snapshot = await loadSession(start.session.store, sessionId, state, true);
       assertNoUnfinishedRun(state, sessionId, snapshot.version);
       writer = new SessionWriter(start.session.store, sessionId, snapshot.version);
     } else {
@@ -166,6 +167,52 @@ export async function openRun(
       start.output === undefined ? runtime.steering : withRunOutput(runtime.steering, start.output),
   };
   return { env };
+}
+
+/**
+ * The environment of a stored session between runs, for work on its log that is no run:
+ * `agent.compact()` (C9). Its `run` is the session's latest (finished) run, if any; nothing is
+ * emitted, and `observe` sees the entries appended. Internal.
+ */
+export async function openSessionEnv(
+  runtime: AgentRuntime,
+  store: SessionStore,
+  sessionId: string,
+  signal: AbortSignal,
+  onTrace: ((event: TraceEvent) => void) | undefined,
+  observe: EntryObserver,
+): Promise<RunEnv> {
+  const state = new RunLogState();
+  const snapshot = await loadSession(store, sessionId, state, true);
+  const trace = combineTraces(runtime.onTrace, onTrace);
+  const run = state.run;
+  return {
+    runtime,
+    signal,
+    placement: { parentToolUseId: null, emit: () => {}, depth: 0, store },
+    state,
+    run: run as LoggedRun,
+    sessionId,
+    runId: run?.runId ?? "",
+    resumed: true,
+    continuing: true,
+    opening: [],
+    decided: undefined,
+    startedAt: performance.now(),
+    writer: new SessionWriter(store, sessionId, snapshot.version),
+    written: [],
+    observers: [observe],
+    trace: trace.emit,
+    traceFailures: trace.failures,
+    stepping: undefined,
+    fencing: undefined,
+    mayStart: undefined,
+    childUsage: new Map(),
+    toolRun: undefined,
+    beforeCall: undefined,
+    // The session's finished run's budgets do not apply to work between runs.
+    steer: undefined,
+  };
 }
 
 /** A new run's first entry, on its prompt (and a caller-kept history, R4). */
@@ -267,14 +314,19 @@ async function loadStep(
   state: RunLogState,
 ): Promise<{ readonly latest: LoggedRun | undefined; readonly version: number }> {
   const sessionId = start.sessionId;
-  const snapshot = await loadSession(start.store, sessionId, state);
+  const snapshot = await loadSession(start.store, sessionId, state, true);
   const latest = state.run;
   const version = snapshot.version;
   if (start.prompt !== undefined && (latest === undefined || latest.runId !== start.runId)) {
     // A first step asked again after its run ended and another began: never a second start.
+    // The run may have started before the checkpoint: then the whole log is read for it.
+    const entries =
+      start.runId !== undefined && snapshot.partial
+        ? (await loadSession(start.store, sessionId, new RunLogState())).entries
+        : snapshot.entries;
     if (
       start.runId !== undefined &&
-      snapshot.entries.some((entry) => entry.type === "run_started" && entry.runId === start.runId)
+      entries.some((entry) => entry.type === "run_started" && entry.runId === start.runId)
     ) {
       throw new SessionError(
         "not_interrupted",

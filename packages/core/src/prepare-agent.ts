@@ -1,5 +1,10 @@
 import { statSync } from "node:fs";
-import type { ModelProviderV1, ModelRequest, ModelToolSpec } from "@lattice/providers";
+import type {
+  AnthropicContextManagement,
+  ModelProviderV1,
+  ModelRequest,
+  ModelToolSpec,
+} from "@lattice/providers";
 import {
   type AnyToolDefinition,
   BUILTIN_TOOL_NAMES,
@@ -12,6 +17,7 @@ import { describeValue } from "@lattice/tools/internal";
 import type { AgentOptions } from "./agent-options.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import { type AgentDefinition, isAgentDefinition } from "./define-agent.js";
+import { resolveContext } from "./resolve-context.js";
 import { resolveProvider } from "./resolve-provider.js";
 import { OUTPUT_TOOL_NAME, toolMapOf } from "./run-output.js";
 import { type OutputSettings, resolveSteering } from "./run-steering.js";
@@ -102,6 +108,11 @@ export function prepareAgent(
   const provider =
     inherited !== undefined && !hasOwnProvider(o) ? inherited.provider : resolveProvider(o);
   const { steering, output: outputSettings } = resolveSteering(o, model, provider);
+  const {
+    context,
+    window: contextWindow,
+    serverEditing,
+  } = resolveContext(o.contextManagement, model, provider);
   const outputTool = steering?.output?.tool;
   if (outputTool !== undefined) {
     const taken = [...validated.tools.map((definition) => definition.name), ...builtinNames];
@@ -163,7 +174,7 @@ export function prepareAgent(
     abortGraceMs: validated.abortGraceMs,
     toolTimeoutMs: o.toolTimeoutMs,
     canPause: tools.some((definition) => definition.needsApproval !== undefined),
-    request: requestOf(o, model, system(tools), tools, validated.maxTokens),
+    request: requestOf(o, model, system(tools), tools, validated.maxTokens, serverEditing),
     temperature: o.temperature,
     stream: o.stream !== false,
     includePartialMessages: o.includePartialMessages === true,
@@ -171,6 +182,8 @@ export function prepareAgent(
     steering,
     outputSettings,
     pricing: o.pricing,
+    context,
+    contextWindow,
   });
   /**
    * The runtime over `fixed` tools, and, with tool sources, a `withSources` that resolves them
@@ -262,6 +275,7 @@ function requestOf(
   system: string | undefined,
   tools: readonly AnyToolDefinition[],
   maxTokens: number,
+  serverEditing: AnthropicContextManagement | undefined,
 ): Omit<ModelRequest, "messages" | "signal"> {
   // Plain data: the provider never sees handlers or schemas, only what the model reads.
   const specs: ModelToolSpec[] = tools.map((definition) =>
@@ -290,6 +304,7 @@ function requestOf(
     ...(o.promptCaching !== undefined ? { promptCaching: o.promptCaching } : {}),
     ...(o.thinking !== undefined ? { thinking: { budgetTokens: o.thinking.budgetTokens } } : {}),
     ...(o.reasoningEffort !== undefined ? { reasoningEffort: o.reasoningEffort } : {}),
+    ...(serverEditing !== undefined ? { contextManagement: serverEditing } : {}),
   };
 }
 

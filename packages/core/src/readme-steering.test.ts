@@ -4,7 +4,10 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it, vi } from "vitest";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-const section = readme.slice(readme.indexOf("## Steering a run"), readme.indexOf("## Hooks"));
+const section = readme.slice(
+  readme.indexOf("## Steering a run"),
+  readme.indexOf("## Long conversations"),
+);
 const examples = [...section.matchAll(/^### (.+)\n[\s\S]*?^```ts\n([\s\S]*?)^```/gm)].map(
   ([, title, code]) => ({ title: title!, code: code! }),
 );

@@ -154,6 +154,8 @@ async function beginRun(env: RunEnv): Promise<StepOutcome> {
   });
   if (!env.continuing) {
     const model = runtime.model;
+    const contextTokens = env.state.contextTokens;
+    const contextWindow = runtime.contextWindow;
     placement.emit({
       type: "system",
       subtype: "init",
@@ -162,6 +164,8 @@ async function beginRun(env: RunEnv): Promise<StepOutcome> {
       sessionId,
       runId,
       parentToolUseId,
+      ...(contextTokens !== undefined ? { contextTokens } : {}),
+      ...(contextWindow !== undefined ? { contextWindow } : {}),
     });
   }
   env.toolRun = openParentRun(env, agentName);

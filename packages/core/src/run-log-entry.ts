@@ -8,10 +8,11 @@ import type { TrippedGuardrail } from "./steering-options.js";
  * holding an entry of a higher version was written by a newer Lattice and is refused with a
  * {@link SessionError} of code `"session_log_version"`. Version 2 added the steering entries
  * (`guardrail`, `output_feedback`, and a `run_finished` with a subtype version 1 did not
- * know); every other entry is still written as version 1, so a release that reads version 1
- * reads a log that uses no steering.
+ * know); version 3 the context entries (`compaction`, and a `run_finished` with the subtype
+ * `error_context_overflow`, C3, C4). Every other entry is still written as version 1, so a
+ * release that reads version 1 reads a log that uses neither.
  */
-export const RUN_LOG_VERSION = 2;
+export const RUN_LOG_VERSION = 3;
 
 /** The version of the entries version 1 already had. Internal. */
 export const ENTRY_V1 = 1;
@@ -21,6 +22,9 @@ export const ENTRY_V1 = 1;
  * `run_finished` with `output`, `guardrail` or a new subtype. Internal.
  */
 export const ENTRY_V2 = 2;
+
+/** The version of the context entries (C3, C4): `compaction`, an `error_context_overflow` end. Internal. */
+export const ENTRY_V3 = 3;
 
 /** Fields every run log entry carries. */
 interface RunLogEntryBase {
@@ -111,6 +115,41 @@ export interface OutputFeedbackEntry extends RunLogEntryBase {
   readonly text: string;
 }
 
+/**
+ * The conversation was made smaller (C3): what a context strategy replaced, and with what. The
+ * log keeps every entry before it (an audit trail, `/history`); the conversation sent to the
+ * model starts from the latest compaction. Its boundary never separates a `tool_use` from its
+ * `tool_result`.
+ */
+export interface CompactionEntry extends RunLogEntryBase {
+  readonly type: "compaction";
+  /** The strategy that made it: `"clear_tool_results"`, `"compact"`, or a user function's name. */
+  readonly strategy: string;
+  /** Why: the request would pass the threshold, the API refused it as too long, or a caller asked. */
+  readonly trigger: "threshold" | "overflow" | "manual";
+  /**
+   * The range of log entries whose messages it replaces (`from` to `to`, inclusive, indexes in
+   * the log). For `clear_tool_results`, the entries of the results it cleared.
+   */
+  readonly entries: { readonly from: number; readonly to: number };
+  /**
+   * How many messages at the start of the conversation it replaces with `messages` (the summary,
+   * or a user function's conversation); 0 when it only cleared tool results.
+   */
+  readonly replaced: number;
+  /** What replaces the first `replaced` messages. */
+  readonly messages?: readonly ModelMessage[];
+  /** The tool results it cleared: each block's content became `placeholder`. */
+  readonly cleared?: readonly { readonly toolUseId: string; readonly placeholder: string }[];
+  /** The request's size before and after, in tokens (as counted or estimated, C1). */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  /** The tokens its own model call used (`compact`), counted in the run's usage (C5). */
+  readonly usage?: RunUsage;
+  /** The model that wrote the summary, when it was not the agent's. */
+  readonly model?: string;
+}
+
 /** One tool call's result, appended the moment it settled (one entry per call, R1). */
 export interface ToolResultEntry extends RunLogEntryBase {
   readonly type: "tool_result";
@@ -199,4 +238,5 @@ export type RunLogEntry =
   | DecisionsEntry
   | GuardrailEntry
   | OutputFeedbackEntry
+  | CompactionEntry
   | RunFinishedEntry;

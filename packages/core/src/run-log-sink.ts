@@ -19,7 +19,7 @@ export function appendEntry(env: RunEnv, entry: RunLogEntry): void {
 
 /** The SDK message stream, an observer of the log's entries (R3). Internal. */
 export const emitEntryMessages: EntryObserver = (entry, env) => {
-  if (entry.type !== "reply" && entry.type !== "tool_result") return;
+  if (entry.type !== "reply" && entry.type !== "tool_result" && entry.type !== "compaction") return;
   const { placement } = env;
   const message = messageOfEntry(entry, env.state, env.sessionId, placement.parentToolUseId);
   if (message !== undefined) placement.emit(message);

@@ -1,13 +1,19 @@
 import type { ContentBlock, ModelMessage, ToolResultBlock } from "@lattice/providers";
 import type { TextBlock } from "@lattice/tools";
-import { checkLogEntry } from "./check-log-entry.js";
+import { historyProblem } from "./check-history.js";
+import { checkLogEntry, checkStoredEntry } from "./check-log-entry.js";
 import type { LoggedRun, OpenBatch } from "./logged-run.js";
 import { blockText } from "./next-step.js";
 import { duplicateToolUseId, toolUsesOf } from "./reply-content.js";
-import type { LoggedDecision, RunLogEntry } from "./run-log-entry.js";
+import type {
+  CompactionEntry,
+  LoggedDecision,
+  RunFinishedEntry,
+  RunLogEntry,
+} from "./run-log-entry.js";
 import { OUTPUT_TOOL_NAME } from "./run-output.js";
 import type { RunUsage } from "./sdk-message.js";
-import type { SessionEntry } from "./session-store.js";
+import type { JsonValue, SessionEntry } from "./session-store.js";
 import { addUsage, type UsageTotals, zeroUsage } from "./usage-totals.js";
 
 /**
@@ -16,7 +22,12 @@ import { addUsage, type UsageTotals, zeroUsage } from "./usage-totals.js";
  * re-reads its log.
  */
 export class RunLogState {
-  readonly #messages: ModelMessage[] = [];
+  #messages: ModelMessage[] = [];
+  /**
+   * For each message of the conversation, the index of the log entry it came from (C3: a
+   * compaction names the entries it replaces).
+   */
+  #origins: number[] = [];
   /**
    * Mail texts to append to the last message (a user message), not yet merged into it: merged
    * once, when the conversation is read, so that a run of many mail entries costs linear time.
@@ -26,6 +37,21 @@ export class RunLogState {
   run: LoggedRun | undefined;
   /** How many entries were applied. */
   size = 0;
+  /**
+   * The latest count of the request's size (C1): the input tokens the API counted for the
+   * latest call (input, cache read and cache write), or a compaction's size after it; -1 while
+   * none is known. It covers the conversation's first `countedMessages` messages, with the
+   * system prompt and tools.
+   */
+  countedTokens = -1;
+  /** How many messages `countedTokens` covers. */
+  countedMessages = 0;
+  /** The output tokens of the latest reply (part of the conversation since). */
+  lastOutputTokens = 0;
+  /** The version of the checkpoint the state was loaded from (0: none), C8. */
+  checkpointVersion = 0;
+  /** Whether a compaction was applied since the checkpoint (or the start). */
+  compactedSinceCheckpoint = false;
 
   /**
    * The conversation, derived from the entries (R2): what the next model call is sent. A
@@ -62,33 +88,24 @@ export class RunLogState {
       case "run_started": {
         if (entry.history !== undefined) for (const message of entry.history) this.#push(message);
         this.#push(entry.message);
-        this.run = {
-          runId: entry.runId,
-          startedTime: entry.time,
-          finished: false,
-          finishedEntry: undefined,
-          numTurns: 0,
-          usage: zeroUsage(),
-          lastReply: undefined,
-          batch: undefined,
-          pending: undefined,
-          decisions: undefined,
-          answeredApprovalIds: [],
-          guardrails: undefined,
-          tripped: undefined,
-          feedback: undefined,
-          outputFailures: 0,
-          lastOutputError: undefined,
-          fallbackIndex: 0,
-          byModel: undefined,
-          children: undefined,
-        };
+        this.run = newRun(entry.runId, entry.time);
         return;
       }
       case "run_resumed":
         return;
       case "reply": {
         const run = this.run!;
+        const usage = entry.usage;
+        const counted =
+          usage.inputTokens +
+          (usage.cacheReadInputTokens ?? 0) +
+          (usage.cacheCreationInputTokens ?? 0);
+        if (counted > 0) {
+          // What the call was sent: every message before its reply (C1).
+          this.countedTokens = counted;
+          this.countedMessages = this.#messages.length;
+          this.lastOutputTokens = usage.outputTokens;
+        }
         this.#push(entry.message);
         run.numTurns = entry.turn;
         addUsage(run.usage, entry.usage);
@@ -182,6 +199,16 @@ export class RunLogState {
         run.answeredApprovalIds.push(new Set(Object.keys(entry.decisions)));
         return;
       }
+      case "compaction": {
+        this.#compact(entry);
+        // Outside a run (a caller's compaction of a finished session), usage is the entry's own.
+        const run = this.run;
+        if (entry.usage !== undefined && run !== undefined && !run.finished) {
+          addUsage(run.usage, entry.usage);
+          if (entry.model !== undefined) addModelUsage(run, entry.model, entry.usage);
+        }
+        return;
+      }
       case "run_finished": {
         const run = this.run!;
         run.finished = true;
@@ -239,6 +266,164 @@ export class RunLogState {
   #push(message: ModelMessage): void {
     if (this.#mail !== undefined) this.#mergeMail();
     this.#messages.push(message);
+    // The entry being applied (size already counts it).
+    this.#origins.push(this.size - 1);
+  }
+
+  /**
+   * Applies a compaction (C3): the first `replaced` messages become the entry's `messages`, and
+   * the cleared tool results' content becomes their placeholders. Messages are replaced, never
+   * changed in place (they may be shared with the log's entries).
+   */
+  #compact(entry: CompactionEntry): void {
+    const messages = this.messages;
+    const origins = this.#origins;
+    const index = this.size - 1;
+    if (entry.cleared !== undefined && entry.cleared.length > 0) {
+      const placeholders = new Map<string, string>();
+      for (const cleared of entry.cleared) placeholders.set(cleared.toolUseId, cleared.placeholder);
+      for (let at = 0; at < messages.length; at++) {
+        const message = messages[at]!;
+        if (message.role !== "user" || !Array.isArray(message.content)) continue;
+        let changed: ContentBlock[] | undefined;
+        const content = message.content as readonly ContentBlock[];
+        for (let block = 0; block < content.length; block++) {
+          const current = content[block]!;
+          if (current.type !== "tool_result") continue;
+          const placeholder = placeholders.get(current.tool_use_id);
+          if (placeholder === undefined) continue;
+          changed ??= [...content];
+          changed[block] = {
+            type: "tool_result",
+            tool_use_id: current.tool_use_id,
+            content: [{ type: "text", text: placeholder }],
+            ...(current.is_error === true ? { is_error: true } : {}),
+          };
+        }
+        if (changed !== undefined) messages[at] = { role: "user", content: changed };
+      }
+    }
+    if (entry.replaced > 0) {
+      const added = entry.messages ?? [];
+      const kept = messages.slice(entry.replaced);
+      const keptOrigins = origins.slice(entry.replaced);
+      this.#messages = [...added, ...kept];
+      this.#origins = [...added.map(() => index), ...keptOrigins];
+    }
+    this.countedTokens = entry.tokensAfter;
+    this.countedMessages = this.#messages.length;
+    this.lastOutputTokens = 0;
+    this.compactedSinceCheckpoint = true;
+  }
+
+  /**
+   * The log entry each message of the conversation came from, by message index (C3). Internal.
+   */
+  originOf(messageIndex: number): number {
+    return this.#origins[messageIndex] ?? this.size - 1;
+  }
+
+  /**
+   * The conversation's size as the latest count says (C1): the tokens counted for the latest
+   * call plus its reply's output, or `undefined` while none is known.
+   */
+  get contextTokens(): number | undefined {
+    return this.countedTokens < 0 ? undefined : this.countedTokens + this.lastOutputTokens;
+  }
+
+  /**
+   * The state as a checkpoint holds it (C8), JSON: only for a log whose latest run finished
+   * (or that has none), so that nothing of a run in progress needs keeping. Internal.
+   */
+  toCheckpoint(): JsonValue | undefined {
+    const run = this.run;
+    if (run !== undefined && !run.finished) return undefined;
+    const messages = this.messages;
+    const state: { [key: string]: JsonValue } = {
+      format: CHECKPOINT_FORMAT,
+      messages: messages as unknown as JsonValue,
+      origins: this.#origins,
+      countedTokens: this.countedTokens,
+      countedMessages: this.countedMessages,
+      lastOutputTokens: this.lastOutputTokens,
+    };
+    if (run !== undefined) {
+      state.run = {
+        runId: run.runId,
+        startedTime: run.startedTime,
+        numTurns: run.numTurns,
+        finished: run.finishedEntry as unknown as JsonValue,
+      };
+    }
+    return state;
+  }
+
+  /**
+   * Restores the state from a checkpoint (C8), on a fresh state; `false` (and nothing changed)
+   * when the checkpoint is not one this release wrote or its conversation is not one the API
+   * accepts: the caller then folds the whole log. Internal.
+   */
+  fromCheckpoint(version: number, value: JsonValue): boolean {
+    if (this.size !== 0 || value === null || typeof value !== "object" || Array.isArray(value)) {
+      return false;
+    }
+    const state = value as { readonly [key: string]: JsonValue | undefined };
+    const { messages, origins, countedTokens, countedMessages, lastOutputTokens } = state;
+    if (
+      state.format !== CHECKPOINT_FORMAT ||
+      !Array.isArray(messages) ||
+      !Array.isArray(origins) ||
+      origins.length !== messages.length ||
+      !origins.every((origin) => Number.isSafeInteger(origin)) ||
+      typeof countedTokens !== "number" ||
+      typeof countedMessages !== "number" ||
+      typeof lastOutputTokens !== "number" ||
+      (messages.length > 0 && historyProblem(messages as unknown as ModelMessage[]) !== undefined)
+    ) {
+      return false;
+    }
+    const run = state.run as
+      | {
+          readonly runId?: unknown;
+          readonly startedTime?: unknown;
+          readonly numTurns?: unknown;
+          readonly finished?: unknown;
+        }
+      | undefined;
+    let finished: RunFinishedEntry | undefined;
+    if (run !== undefined) {
+      if (
+        typeof run.runId !== "string" ||
+        typeof run.startedTime !== "string" ||
+        !Number.isSafeInteger(run.numTurns)
+      ) {
+        return false;
+      }
+      try {
+        const entry = checkStoredEntry("", run.finished, 0);
+        if (entry.type !== "run_finished") return false;
+        finished = entry;
+      } catch {
+        return false;
+      }
+    }
+    this.#messages = messages as unknown as ModelMessage[];
+    this.#origins = origins as number[];
+    this.countedTokens = countedTokens;
+    this.countedMessages = countedMessages;
+    this.lastOutputTokens = lastOutputTokens;
+    this.size = version;
+    this.checkpointVersion = version;
+    if (run !== undefined && finished !== undefined) {
+      this.run = {
+        ...newRun(run.runId as string, run.startedTime as string),
+        finished: true,
+        finishedEntry: finished,
+        numTurns: run.numTurns as number,
+      };
+      addUsage(this.run.usage, finished.usage);
+    }
+    return true;
   }
 
   /** Merges the pending mail texts into the last message (a user message with blocks). */
@@ -250,6 +435,34 @@ export class RunLogState {
     messages[messages.length - 1] = { role: "user", content };
     this.#mail = undefined;
   }
+}
+
+/** The version of the checkpoints this release writes and reads (C8). */
+const CHECKPOINT_FORMAT = 1;
+
+/** A run as its `run_started` entry begins it. */
+function newRun(runId: string, startedTime: string): LoggedRun {
+  return {
+    runId,
+    startedTime,
+    finished: false,
+    finishedEntry: undefined,
+    numTurns: 0,
+    usage: zeroUsage(),
+    lastReply: undefined,
+    batch: undefined,
+    pending: undefined,
+    decisions: undefined,
+    answeredApprovalIds: [],
+    guardrails: undefined,
+    tripped: undefined,
+    feedback: undefined,
+    outputFailures: 0,
+    lastOutputError: undefined,
+    fallbackIndex: 0,
+    byModel: undefined,
+    children: undefined,
+  };
 }
 
 /** Adds a reply's usage to its model's, for a reply that names its model (L10). */

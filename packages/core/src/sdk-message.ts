@@ -40,6 +40,14 @@ export interface RunUsage {
    * `prepareStep` override, agent tools on other models). Absent when one model did.
    */
   readonly byModel?: { readonly [model: string]: ModelUsageTotals };
+  /**
+   * The conversation's size as the run ends, in tokens (C1): the input of the run's last model
+   * call as the API counted it (input, cache read and cache write), plus that call's output (its
+   * reply is now part of the conversation). Absent when no call of the session reported usage.
+   */
+  readonly contextTokens?: number;
+  /** The model's context window in tokens, when known (C1): `contextManagement.contextWindow`, else the built-in table. */
+  readonly contextWindow?: number;
 }
 
 /** One model's share of a run's usage (`usage.byModel`). */
@@ -66,6 +74,39 @@ export interface SDKSystemMessage {
    */
   readonly sessionId: string;
   /** The run: fresh for every `query()` and `run()`; a resumed run keeps its id (R15, R18). */
+  readonly runId: string;
+  /** The agent tool call this run serves, or `null` for a top-level run. */
+  readonly parentToolUseId: string | null;
+  /**
+   * The session's conversation size in tokens as the run starts (C1), when a call of the
+   * session reported usage before: see `RunUsage.contextTokens`.
+   */
+  readonly contextTokens?: number;
+  /** The model's context window in tokens, when known (C1). */
+  readonly contextWindow?: number;
+}
+
+/**
+ * The conversation was made smaller (C3): sent when a `compaction` entry is appended, before the
+ * model call that sends the smaller conversation. The log keeps every message before it.
+ */
+export interface SDKCompactBoundaryMessage {
+  readonly type: "system";
+  readonly subtype: "compact_boundary";
+  /** The strategy that made it (`"clear_tool_results"`, `"compact"`, or a function's name). */
+  readonly strategy: string;
+  /** `"threshold"`, `"overflow"` (the API refused the request as too long) or `"manual"`. */
+  readonly trigger: "threshold" | "overflow" | "manual";
+  /** How many messages were replaced (by a summary, or a function's conversation); 0 when results were only cleared. */
+  readonly messagesReplaced: number;
+  /** How many tool results were cleared. */
+  readonly toolResultsCleared: number;
+  /** The request's size before and after, in tokens (C1). */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  /** The summary a `compact` strategy wrote, when it wrote one. */
+  readonly summary?: string;
+  readonly sessionId: string;
   readonly runId: string;
   /** The agent tool call this run serves, or `null` for a top-level run. */
   readonly parentToolUseId: string | null;
@@ -112,6 +153,7 @@ export type SDKResultSubtype =
   | "error_output_invalid"
   | "guardrail_tripped"
   | "error_budget"
+  | "error_context_overflow"
   | "interrupted";
 
 /**
@@ -221,6 +263,7 @@ export interface SDKResultFields {
 /** Every message `agent.query()` yields. */
 export type SDKMessage<TOutput = unknown> =
   | SDKSystemMessage
+  | SDKCompactBoundaryMessage
   | SDKAssistantMessage
   | SDKUserMessage
   | SDKPartialMessage

@@ -3,7 +3,13 @@
 import { InvalidOptionError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { describeObject, isPlainObject, plainJsonProblem } from "./plain-json-problem.js";
-import type { SessionAppendOptions, SessionEntry } from "./session-store.js";
+import type {
+  SessionAppendOptions,
+  SessionCheckpoint,
+  SessionEntry,
+  SessionLoadOptions,
+  SessionStore,
+} from "./session-store.js";
 
 /** Deeper than this, a value is refused: it is almost surely a cycle. */
 const MAX_DEPTH = 1000;
@@ -145,3 +151,85 @@ export function checkAppendOptions(prefix: string, options: unknown): number | u
 }
 
 const APPEND_OPTION_KEYS: ReadonlySet<string> = new Set(["fence"]);
+
+const LOAD_OPTION_KEYS: ReadonlySet<string> = new Set(["fromCheckpoint"]);
+const CHECKPOINT_KEYS: ReadonlySet<string> = new Set(["version", "state"]);
+/** Deeper than this, a state is refused: it is almost surely a cycle (as for entries). */
+const MAX_CHECKPOINT_DEPTH = 1000;
+
+/**
+ * Checks the options of {@link SessionStore.load} strictly and says whether to read from the
+ * session's checkpoint (C8): what a store calls first in its `load`, so that it refuses bad
+ * options with the same messages as Lattice's stores.
+ *
+ * @param prefix - Starts the error message, for example `"myStore load():"`.
+ * @param options - The options as given (`undefined` is fine).
+ * @returns `true` for `{ fromCheckpoint: true }`.
+ * @throws `UnknownOptionError` for a key other than `fromCheckpoint`; `InvalidOptionError` when
+ *   `fromCheckpoint` is not a boolean.
+ */
+export function checkLoadOptions(prefix: string, options: unknown): boolean {
+  if (options === undefined) return false;
+  assertKnownOptions(options, LOAD_OPTION_KEYS, prefix);
+  const { fromCheckpoint } = options as SessionLoadOptions;
+  if (fromCheckpoint !== undefined && typeof fromCheckpoint !== "boolean") {
+    throw new InvalidOptionError(
+      prefix,
+      "fromCheckpoint",
+      `must be a boolean (true to read from the session's latest checkpoint, C8), received ${describeValue(fromCheckpoint)}.`,
+    );
+  }
+  return fromCheckpoint === true;
+}
+
+/**
+ * Checks the checkpoint argument of {@link SessionStore.saveCheckpoint} (C8) and serializes its
+ * state: `{ version, state }` only, the version an integer ≥ 1 and the state plain JSON (as an
+ * entry's values must be). What a store calls first in its `saveCheckpoint`.
+ *
+ * @param prefix - Starts the error message, for example `"myStore saveCheckpoint():"`.
+ * @param checkpoint - The checkpoint as given.
+ * @returns The version, and the state as JSON text.
+ * @throws `InvalidOptionError` naming `checkpoint`, `checkpoint.version` or `checkpoint.state`
+ *   (and, for a state, the first value that is not JSON by its path).
+ */
+export function serializeCheckpoint(
+  prefix: string,
+  checkpoint: unknown,
+): { readonly version: number; readonly text: string } {
+  if (checkpoint === null || typeof checkpoint !== "object" || Array.isArray(checkpoint)) {
+    throw new InvalidOptionError(
+      prefix,
+      "checkpoint",
+      `must be an object { version, state }, received ${describeValue(checkpoint)}.`,
+    );
+  }
+  const unknown = Object.keys(checkpoint).find((key) => !CHECKPOINT_KEYS.has(key));
+  if (unknown !== undefined) {
+    throw new InvalidOptionError(
+      prefix,
+      "checkpoint",
+      `must hold only version and state, received the key ${JSON.stringify(unknown)}.`,
+    );
+  }
+  const { version, state } = checkpoint as SessionCheckpoint;
+  if (!Number.isSafeInteger(version) || version < 1) {
+    throw new InvalidOptionError(
+      prefix,
+      "checkpoint.version",
+      `must be an integer >= 1 (how many of the session's entries the state covers), received ${describeValue(version)}.`,
+    );
+  }
+  const problem =
+    state === undefined
+      ? "checkpoint.state is undefined"
+      : plainJsonProblem(state, "checkpoint.state", MAX_CHECKPOINT_DEPTH)?.message;
+  if (problem !== undefined) {
+    throw new InvalidOptionError(
+      prefix,
+      "checkpoint.state",
+      `must be JSON: ${problem}. A state may contain strings, finite numbers, booleans, null, arrays and plain objects only.`,
+    );
+  }
+  return { version, text: JSON.stringify(state) };
+}

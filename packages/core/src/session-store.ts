@@ -21,13 +21,47 @@ export type SessionEntry = { readonly [key: string]: JsonValue };
 
 /** What {@link SessionStore.load} returns: a session's entries and its version. */
 export interface SessionSnapshot {
-  /** Every entry appended to the session, in append order. Empty for an unknown session. */
+  /**
+   * Every entry appended to the session, in append order. Empty for an unknown session. When
+   * `checkpoint` is set, only the entries after it: the entries at indexes
+   * `checkpoint.version` to `version - 1`.
+   */
   readonly entries: readonly SessionEntry[];
   /**
    * The session's version: the number of entries appended so far (0 for an unknown
    * session). `append` succeeds only when given the current version.
    */
   readonly version: number;
+  /**
+   * The session's latest checkpoint (C8), only when `load` was asked for it
+   * (`{ fromCheckpoint: true }`) and the store keeps one for the session; `entries` then start
+   * after it. Read in the same atomic step as the entries, so the two always fit together.
+   */
+  readonly checkpoint?: SessionCheckpoint;
+}
+
+/**
+ * A checkpoint of a session (C8): the state the run loop derived from the session's first
+ * `version` entries, kept so that loading the session costs what happened since, not its whole
+ * life. Written by the session's owner (the agent loop, after a compaction or every so many
+ * entries); a store keeps the latest one per session without reading its `state`. The entries
+ * themselves are never removed: the log stays whole (an audit trail).
+ */
+export interface SessionCheckpoint {
+  /** How many entries of the session the state covers (`1 ≤ version ≤` the session's version). */
+  readonly version: number;
+  /** The derived state, as JSON; its meaning is the agent loop's, like an entry's. */
+  readonly state: JsonValue;
+}
+
+/** Options of {@link SessionStore.load}. */
+export interface SessionLoadOptions {
+  /**
+   * Read from the session's latest checkpoint (C8): the snapshot then carries `checkpoint` and
+   * only the entries after it. A store without checkpoints, or a session without one, returns
+   * every entry as usual. Default `false`.
+   */
+  readonly fromCheckpoint?: boolean;
 }
 
 /** Options of {@link SessionStore.append}. */
@@ -79,12 +113,40 @@ export interface SessionStore {
    */
   readonly fencedAppends?: boolean;
   /**
+   * `true` when the store keeps checkpoints (C8): it implements `saveCheckpoint` and honours
+   * `load(sessionId, { fromCheckpoint: true })`. Declare it only once the store passes the
+   * `C8:` checks of the conformance suite. Optional: a store without checkpoints still works;
+   * loading a long session then folds its whole log.
+   */
+  readonly checkpoints?: boolean;
+  /**
    * Reads a session: its entries in append order and its version. An unknown session is
    * `{ entries: [], version: 0 }`, not an error.
    *
+   * With `{ fromCheckpoint: true }`, a store that keeps checkpoints returns the session's
+   * latest checkpoint as `checkpoint` and only the entries after it, read atomically together
+   * (C8).
+   *
    * @param sessionId - A non-empty string.
+   * @param options - `fromCheckpoint`. Optional.
    */
-  load(sessionId: string): Promise<SessionSnapshot>;
+  load(sessionId: string, options?: SessionLoadOptions): Promise<SessionSnapshot>;
+  /**
+   * Keeps a checkpoint of a session (C8), replacing the one it had, atomically with respect to
+   * appends: only when the session holds at least `checkpoint.version` entries and its current
+   * checkpoint (if any) covers fewer. Otherwise nothing changes: an older checkpoint never
+   * replaces a newer one, and a checkpoint never covers entries the session does not hold.
+   * `delete()` removes the checkpoint with the session. Implemented by stores that declare
+   * `checkpoints: true`.
+   *
+   * @param sessionId - A non-empty string.
+   * @param checkpoint - `version` (an integer ≥ 1) and `state` (JSON).
+   * @returns `true` when the checkpoint was kept, `false` when it was not (an unknown session,
+   *   a version beyond the session's, or one not newer than the current checkpoint).
+   * @throws `InvalidOptionError` for a bad argument (an empty id, a version that is not an
+   *   integer ≥ 1, a state that is not JSON).
+   */
+  saveCheckpoint?(sessionId: string, checkpoint: SessionCheckpoint): Promise<boolean>;
   /**
    * Appends entries to a session if its version is still `expectedVersion` (compare-and-append,
    * R8): all of them or none, atomically. Appending to an unknown session with

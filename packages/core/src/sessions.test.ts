@@ -141,7 +141,7 @@ describe("the run log (R1, R2)", () => {
     const error = await agent.run("next", { sessionId: "s1" }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: "session_log_version", sessionId: "s1" });
     expect((error as Error).message).toMatch(
-      /run log entry 0 has schema version 3, but this release of Lattice reads version 2 and older.*upgrade @lattice\/core/,
+      /run log entry 0 has schema version 4, but this release of Lattice reads version 3 and older.*upgrade @lattice\/core/,
     );
     expect(server.requests).toHaveLength(0);
     expect((await store.load("s1")).version).toBe(1);

@@ -1,7 +1,11 @@
 import type { ToolResultBlock } from "@lattice/providers";
 import type { ReplyEntry, RunLogEntry } from "./run-log-entry.js";
 import { RunLogState } from "./run-log-state.js";
-import type { SDKAssistantMessage, SDKUserMessage } from "./sdk-message.js";
+import type {
+  SDKAssistantMessage,
+  SDKCompactBoundaryMessage,
+  SDKUserMessage,
+} from "./sdk-message.js";
 import type { SessionEntry } from "./session-store.js";
 
 /** Options of {@link stepMessages}. */
@@ -29,22 +33,25 @@ export interface StepMessagesOptions {
 export function stepMessages(
   entries: readonly SessionEntry[],
   options: StepMessagesOptions,
-): (SDKAssistantMessage | SDKUserMessage)[] {
+): (SDKAssistantMessage | SDKUserMessage | SDKCompactBoundaryMessage)[] {
   const { sessionId, runId, step } = options;
   const turn = Math.floor(step / 2) + 1;
   const wantsReply = step % 2 === 0;
   const state = new RunLogState();
-  const found: (SDKAssistantMessage | SDKUserMessage)[] = [];
+  const found: (SDKAssistantMessage | SDKUserMessage | SDKCompactBoundaryMessage)[] = [];
   for (const stored of entries) {
     const entry = state.load(sessionId, stored);
     if (entry.runId !== runId) continue;
     const message = messageOfEntry(entry, state, sessionId, null);
     if (message === undefined) continue;
     // A reply is its turn's model step; the results of its batch are the step after it.
+    // A compaction is part of the model step it came before (C5).
     const wanted =
       message.type === "assistant"
         ? wantsReply && (entry as ReplyEntry).turn === turn
-        : !wantsReply && state.run?.numTurns === turn;
+        : message.type === "system"
+          ? wantsReply && (state.run?.numTurns ?? 0) + 1 === turn
+          : !wantsReply && state.run?.numTurns === turn;
     if (wanted) found.push(message);
   }
   return found;
@@ -52,8 +59,8 @@ export function stepMessages(
 
 /**
  * The SDK message an entry gives once it is applied to `state`, if any (R3): a reply's
- * `assistant` message, or the `user` message of a batch's results when this entry completed
- * the batch. The live message stream and {@link stepMessages} derive messages with it alone,
+ * `assistant` message, the `user` message of a batch's results when this entry completed
+ * the batch, or a compaction's `compact_boundary` (C3). The live message stream and {@link stepMessages} derive messages with it alone,
  * so a step's messages rebuilt from the log are the ones its run emitted. Internal.
  *
  * @param entry - The entry, just applied to `state`.
@@ -64,7 +71,30 @@ export function messageOfEntry(
   state: RunLogState,
   sessionId: string,
   parentToolUseId: string | null,
-): SDKAssistantMessage | SDKUserMessage | undefined {
+): SDKAssistantMessage | SDKUserMessage | SDKCompactBoundaryMessage | undefined {
+  if (entry.type === "compaction") {
+    const summary = entry.strategy === "compact" ? entry.messages?.[0] : undefined;
+    const text =
+      summary === undefined
+        ? undefined
+        : typeof summary.content === "string"
+          ? summary.content
+          : (summary.content[0] as { text?: string } | undefined)?.text;
+    return {
+      type: "system",
+      subtype: "compact_boundary",
+      strategy: entry.strategy,
+      trigger: entry.trigger,
+      messagesReplaced: entry.replaced,
+      toolResultsCleared: entry.cleared?.length ?? 0,
+      tokensBefore: entry.tokensBefore,
+      tokensAfter: entry.tokensAfter,
+      ...(text !== undefined ? { summary: text } : {}),
+      sessionId,
+      runId: entry.runId,
+      parentToolUseId,
+    };
+  }
   if (entry.type === "reply") {
     return {
       type: "assistant",

@@ -39,6 +39,8 @@ export interface ModelRequestStartedTraceEvent extends TraceEventBase {
   readonly model?: string;
   /** How the call asks for the typed answer, with `outputSchema` (L2). */
   readonly outputMode?: "native_json_schema" | "forced_tool";
+  /** `"compaction"` for the call that writes a `compact` summary (C5); absent for the run's own calls. */
+  readonly purpose?: "compaction";
 }
 
 /**
@@ -108,6 +110,8 @@ export interface ModelRequestFinishedTraceEvent extends TraceEventBase {
   /** The HTTP request id (`request-id` or `x-request-id` header), when the API sent one. */
   readonly requestId?: string | undefined;
   readonly toolCalls: number;
+  /** `"compaction"` for the call that wrote a `compact` summary (C5). */
+  readonly purpose?: "compaction";
 }
 
 /** A model request failed for good (after its retries). */
@@ -116,6 +120,25 @@ export interface ModelRequestFailedTraceEvent extends TraceEventBase {
   readonly turn: number;
   readonly message: string;
   readonly status?: number | undefined;
+  /** `"compaction"` for the call that was to write a `compact` summary (C5). */
+  readonly purpose?: "compaction";
+}
+
+/**
+ * The conversation was made smaller before the model call of `turn` (C3): a `compaction` entry
+ * was appended.
+ */
+export interface CompactionTraceEvent extends TraceEventBase {
+  readonly type: "compaction";
+  /** The turn whose model call comes next. */
+  readonly turn: number;
+  /** `"clear_tool_results"`, `"compact"`, or the function's name. */
+  readonly strategy: string;
+  readonly trigger: "threshold" | "overflow" | "manual";
+  readonly messagesReplaced: number;
+  readonly toolResultsCleared: number;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
 }
 
 /** A scheduler event of one batch (policy decision, plan, each call queued/started/finished). */
@@ -232,6 +255,7 @@ export type TraceEvent =
   | GuardrailTraceEvent
   | ModelRequestFinishedTraceEvent
   | ModelRequestFailedTraceEvent
+  | CompactionTraceEvent
   | ToolBatchTraceEvent
   | HookTraceEvent
   | RunFinishedTraceEvent

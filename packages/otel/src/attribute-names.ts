@@ -110,6 +110,11 @@ export const ATTR_LATTICE_PROVIDER_REQUEST_ID = "lattice.provider.request_id";
  */
 export const ATTR_LATTICE_OUTPUT_MODE = "lattice.output.mode";
 /**
+ * `lattice.compaction`: `true` on the `chat` span of the model call that wrote a `compact`
+ * summary of the conversation (C5), not one of the run's own turns.
+ */
+export const ATTR_LATTICE_COMPACTION = "lattice.compaction";
+/**
  * `gen_ai.output.type`: the GenAI conventions' requested output type; `"json"` on a `chat`
  * span of a run with `outputSchema`.
  */
@@ -193,5 +198,12 @@ export const EVENT_LATTICE_MODEL_FALLBACK = "lattice.model.fallback";
  * to try again, and `.duration_ms`.
  */
 export const EVENT_LATTICE_GUARDRAIL = "lattice.guardrail";
+/**
+ * The conversation was made smaller before a model call (C3, on the run's span):
+ * `lattice.compaction.strategy`, `.trigger` (`"threshold"`, `"overflow"`, `"manual"`),
+ * `.messages_replaced`, `.tool_results_cleared`, `.tokens_before`, `.tokens_after`, and
+ * `lattice.turn` (the turn whose call comes next).
+ */
+export const EVENT_LATTICE_COMPACTION = "lattice.compaction";
 /** The run was aborted through its signal. */
 export const EVENT_LATTICE_RUN_ABORTED = "lattice.run.aborted";

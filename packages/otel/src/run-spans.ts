@@ -14,6 +14,7 @@ import {
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_LATTICE_COMPACTION,
   ATTR_LATTICE_OUTPUT_MODE,
   ATTR_LATTICE_RUN_NEXT_STEP,
   ATTR_LATTICE_RUN_NUM_TURNS,
@@ -26,6 +27,7 @@ import {
   EVENT_LATTICE_APPROVAL_DECIDED,
   EVENT_LATTICE_APPROVAL_REQUESTED,
   EVENT_LATTICE_BATCH_POLICY,
+  EVENT_LATTICE_COMPACTION,
   EVENT_LATTICE_GUARDRAIL,
   EVENT_LATTICE_HOOK,
   EVENT_LATTICE_MODEL_FALLBACK,
@@ -176,6 +178,21 @@ export class RunSpans {
       case "guardrail":
         this.guardrail(event);
         return false;
+      case "compaction":
+        this.span.addEvent(
+          EVENT_LATTICE_COMPACTION,
+          {
+            [ATTR_LATTICE_TURN]: event.turn,
+            "lattice.compaction.strategy": event.strategy,
+            "lattice.compaction.trigger": event.trigger,
+            "lattice.compaction.messages_replaced": event.messagesReplaced,
+            "lattice.compaction.tool_results_cleared": event.toolResultsCleared,
+            "lattice.compaction.tokens_before": event.tokensBefore,
+            "lattice.compaction.tokens_after": event.tokensAfter,
+          },
+          epochMillis(event.time),
+        );
+        return false;
       default:
         return false;
     }
@@ -276,6 +293,7 @@ export class RunSpans {
       attributes[ATTR_GEN_AI_OUTPUT_TYPE] = "json";
       attributes[ATTR_LATTICE_OUTPUT_MODE] = event.outputMode;
     }
+    if (event.purpose === "compaction") attributes[ATTR_LATTICE_COMPACTION] = true;
     // A request still open (its end lost) ends where the next one starts.
     const open = this.chat;
     if (open !== undefined) {

@@ -8,6 +8,7 @@ import { type PostgresServer, startPostgres } from "@lattice/test-servers";
 import { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresSessionStore, postgresSessionStore } from "./index.js";
+import { sessionTable } from "./session-table.js";
 
 let server: PostgresServer;
 let admin: Pool;
@@ -346,5 +347,164 @@ describe("fences, cheaply (H28)", () => {
     } finally {
       await pool.end();
     }
+  });
+});
+
+describe("checkpoints (C8)", () => {
+  it("C8: a table migrated before checkpoints keeps working: loads read whole sessions, deletes work, a save says to migrate again; after migrate() checkpoints are kept", async () => {
+    const table = newTable();
+    // The schema as the release before checkpoints created it: entries and fences.
+    await admin.query(`CREATE TABLE ${table} (
+      session_id text NOT NULL, seq integer NOT NULL, entry text NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (session_id, seq))`);
+    await admin.query(
+      `CREATE TABLE ${table}_fences (session_id text PRIMARY KEY, fence bigint NOT NULL)`,
+    );
+    await admin.query(
+      `INSERT INTO ${table} (session_id, seq, entry) VALUES ('old', 1, '{"v":1}'), ('old', 2, '{"v":2}')`,
+    );
+    const store = openStore(table);
+    expect(await store.load("old", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: 1 }, { v: 2 }],
+      version: 2,
+    });
+    expect(await store.append("gone", 0, [{ v: 1 }])).toBe(1);
+    expect(await store.delete("gone")).toBe(true);
+    const error = await errorOf(() => store.saveCheckpoint!("old", { version: 1, state: "one" }));
+    expect(error).toMatchObject({ code: "postgres_schema_missing", table });
+    expect(error.message).toContain(`the checkpoints table "${table}_checkpoints" does not exist`);
+    expect(error.message).toContain("Run await store.migrate() once more");
+
+    // Another process migrates: this store finds the table without being told.
+    await openStore(table).migrate();
+    expect(await store.saveCheckpoint!("old", { version: 1, state: "one" })).toBe(true);
+    expect(await store.load("old", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: 2 }],
+      version: 2,
+      checkpoint: { version: 1, state: "one" },
+    });
+    const { rows } = await admin.query(
+      `SELECT session_id, version, state FROM ${table}_checkpoints`,
+    );
+    expect(rows).toEqual([{ session_id: "old", version: "1", state: '"one"' }]);
+    expect(await store.delete("old")).toBe(true);
+    expect((await admin.query(`SELECT 1 FROM ${table}_checkpoints`)).rows).toEqual([]);
+  });
+
+  it("C8: a checkpoint saved on one pool is read with its tail on another; one left beyond the entries (an older release's delete) is passed over and replaced", async () => {
+    const table = newTable();
+    const [first, second] = [openStore(table), openStore(table)];
+    await first.migrate();
+    await first.append("s", 0, [{ v: 1 }, { v: 2 }, { v: 3 }]);
+    expect(await first.saveCheckpoint!("s", { version: 3, state: { z: 1, a: "three" } })).toBe(
+      true,
+    );
+    expect(await second.saveCheckpoint!("s", { version: 2, state: "two" })).toBe(false);
+    await second.append("s", 3, [{ v: 4 }]);
+    expect(await second.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: 4 }],
+      version: 4,
+      checkpoint: { version: 3, state: { z: 1, a: "three" } },
+    });
+    // An older release deletes the session's entries only, and the session is written again.
+    await admin.query(`DELETE FROM ${table} WHERE session_id = 's'`);
+    await first.append("s", 0, [{ v: "again" }]);
+    expect(await second.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: "again" }],
+      version: 1,
+    });
+    expect(await second.saveCheckpoint!("s", { version: 1, state: "fresh" })).toBe(true);
+    expect(await first.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [],
+      version: 1,
+      checkpoint: { version: 1, state: "fresh" },
+    });
+  });
+
+  it("C8: migrate() refuses a checkpoints table without a unique session_id, and a long table name gets a checkpoints table of its own", async () => {
+    const table = newTable();
+    await admin.query(
+      `CREATE TABLE ${table}_checkpoints (session_id text NOT NULL, version bigint NOT NULL, state text NOT NULL)`,
+    );
+    const error = await errorOf(() => openStore(table).migrate());
+    expect(error).toMatchObject({ code: "postgres_not_a_session_table" });
+    expect(error.message).toContain(`"${table}_checkpoints"`);
+    expect(error.message).toContain("primary key");
+
+    const long = `c8_${"x".repeat(56)}_${tables++}`.slice(0, 63);
+    const sibling = `${long.slice(0, 62)}y`;
+    const [first, second] = [openStore(long), openStore(sibling)];
+    await first.migrate();
+    await second.migrate();
+    await first.append("s", 0, [{ v: 1 }]);
+    await second.append("s", 0, [{ v: 1 }]);
+    expect(await first.saveCheckpoint!("s", { version: 1, state: "first" })).toBe(true);
+    expect(await second.saveCheckpoint!("s", { version: 1, state: "second" })).toBe(true);
+    expect((await first.load("s", { fromCheckpoint: true })).checkpoint?.state).toBe("first");
+    const { rows } = await admin.query<{ name: string }>(
+      "SELECT tablename AS name FROM pg_tables WHERE tablename LIKE '%_checkpoints' AND tablename LIKE 'c8_xxx%' ORDER BY 1",
+    );
+    expect(rows).toHaveLength(2);
+    for (const { name } of rows) expect(name.length).toBeLessThanOrEqual(63);
+  });
+
+  it("C8: a 100,000-entry session loads from a checkpoint near its end by the (session_id, seq) key, reading only the tail", async () => {
+    const table = newTable();
+    const store = openStore(table);
+    await store.migrate();
+    const total = 100_000;
+    for (let start = 0; start < total; start += 5000) {
+      const batch = Array.from({ length: 5000 }, (_, n) => ({
+        v: 1,
+        type: "reply",
+        n: start + n,
+        text: "x".repeat(200),
+      }));
+      await store.append("long", start, batch);
+    }
+    await admin.query(`ANALYZE ${table}`);
+    expect(
+      await store.saveCheckpoint!("long", { version: total - 10, state: { summary: "s" } }),
+    ).toBe(true);
+    let best = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const started = performance.now();
+      const snapshot = await store.load("long", { fromCheckpoint: true });
+      best = Math.min(best, performance.now() - started);
+      expect(snapshot.version).toBe(total);
+      expect(snapshot.checkpoint).toEqual({ version: total - 10, state: { summary: "s" } });
+      expect(snapshot.entries.map((entry) => entry.n)).toEqual(
+        Array.from({ length: 10 }, (_, n) => total - 10 + n),
+      );
+    }
+    expect(best).toBeLessThan(50);
+    const plan = await admin.query<{ "QUERY PLAN": string }>(
+      `EXPLAIN (ANALYZE, COSTS OFF) ${sessionTable("test", table).statements.loadFromCheckpoint}`,
+      ["long"],
+    );
+    const text = plan.rows.map((row) => row["QUERY PLAN"]).join("\n");
+    // The tail by the key: an index scan bounded by seq, never a scan of the session's rows.
+    expect(text).toMatch(
+      new RegExp(`(Bitmap Index Scan on|Index (Only )?Scan using) ${table}_pkey .*rows=10 loops=1`),
+    );
+    expect(text).toMatch(/Index Cond: \(\(session_id = [^)]+\) AND \(seq > /);
+    expect(text).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
+    expect(text).not.toMatch(/rows=(100000|99990)\b/);
+  });
+
+  it("R22: checks the arguments of saveCheckpoint and the options of load strictly, before any statement", async () => {
+    const store = openStore(newTable());
+    await expect(store.saveCheckpoint!("s", { version: 1.5, state: {} })).rejects.toThrow(
+      'postgresSessionStore: saveCheckpoint(): option "checkpoint.version" must be an integer >= 1 (how many of the session\'s entries the state covers), received 1.5.',
+    );
+    await expect(store.saveCheckpoint!("s", { version: 1, state: [1n] as never })).rejects.toThrow(
+      'postgresSessionStore: saveCheckpoint(): option "checkpoint.state" must be JSON: checkpoint.state[0] is a bigint.',
+    );
+    await expect(store.load("s", { fromCheckpoint: 1 } as never)).rejects.toThrow(
+      'postgresSessionStore: load(): option "fromCheckpoint" must be a boolean',
+    );
+    await expect(store.load("s", { from: true } as never)).rejects.toThrow(
+      'postgresSessionStore: load(): unknown option "from".',
+    );
   });
 });

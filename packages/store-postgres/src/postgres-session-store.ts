@@ -1,13 +1,17 @@
 import {
   checkAppendOptions,
   checkExpectedVersion,
+  checkLoadOptions,
   checkSessionId,
   type SessionAppendOptions,
+  type SessionCheckpoint,
   SessionConflictError,
   type SessionEntry,
   SessionFencedError,
+  type SessionLoadOptions,
   type SessionSnapshot,
   type SessionStore,
+  serializeCheckpoint,
   serializeSessionEntries,
 } from "@lattice/core";
 import { InvalidOptionError, LatticeError } from "@lattice/tools";
@@ -63,10 +67,11 @@ export interface PostgresSessionStore extends SessionStore {
   readonly table: string;
   /**
    * Creates the table (and its schema, when the name is qualified and the schema is missing)
-   * if it does not exist, and the fences table beside it (`<table>_fences`, H28). Idempotent,
-   * and safe when several processes migrate at once (a transaction-scoped advisory lock orders
-   * them). Run it once before using the store, for example at deploy time, and once more after
-   * upgrading from a release without fencing; the store never creates its tables on its own.
+   * if it does not exist, and the fences table beside it (`<table>_fences`, H28) and the
+   * checkpoints table (`<table>_checkpoints`, C8). Idempotent, and safe when several processes
+   * migrate at once (a transaction-scoped advisory lock orders them). Run it once before using
+   * the store, for example at deploy time, and once more after upgrading from a release without
+   * fencing or checkpoints; the store never creates its tables on its own.
    *
    * @throws {@link PostgresSessionStoreError} `"postgres_not_a_session_table"` when a table of
    *   that name exists without the session columns and the unique (session_id, seq) key;
@@ -97,6 +102,16 @@ const PREFIX = "postgresSessionStore:";
  * refuses a second row at one position even from a writer that skips the lock. A fenced append
  * (H28) also reads the session's fence from the fences table in the same statement, refuses a
  * lower fence with `SessionFencedError`, and raises it when the entries go in.
+ *
+ * It keeps checkpoints (C8, `checkpoints: true`): the latest one of each session in the table
+ * `<table>_checkpoints` (session → version, state JSON text). `saveCheckpoint` runs under the
+ * session's advisory lock and keeps a checkpoint only when the session holds its entries and it
+ * is newer; `load(sessionId, { fromCheckpoint: true })` reads the checkpoint and only the
+ * entries after it (`seq > version`, on the `(session_id, seq)` key) in one statement, one
+ * snapshot, so loading a long session costs what happened since its checkpoint. `delete`
+ * removes the checkpoint with the session. On a database migrated before checkpoints, loads
+ * read whole sessions and `saveCheckpoint` fails with `"postgres_schema_missing"` until
+ * `migrate()` runs again.
  *
  * The store does not create its table: call `await store.migrate()` once (D2). Until then
  * every call fails with code `"postgres_schema_missing"`.
@@ -166,6 +181,31 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
    * fences to forget, and its deletes send no statement to a table it does not have.
    */
   let fencesTable: boolean | undefined;
+  /**
+   * Whether the checkpoints table exists (C8), once known to: until then each call that needs
+   * it looks (a database migrated by a release without checkpoints may be migrated again by
+   * another process at any time).
+   */
+  let checkpointsTable = false;
+
+  /** Looks up which of the fences and checkpoints tables exist, and remembers it. */
+  async function lookUpTables(db: Connection): Promise<void> {
+    const { rows } = await db.query<{ fences: boolean; checkpoints: boolean }>(sql.tablesPresent, [
+      table.fencesSql,
+      table.checkpointsSql,
+    ]);
+    fencesTable = rows[0]?.fences === true;
+    checkpointsTable = rows[0]?.checkpoints === true;
+  }
+
+  /** A session's entries from their rows, in order. */
+  function parseEntries(rows: readonly { entry: string }[], from = 0): SessionEntry[] {
+    const entries = new Array<SessionEntry>(rows.length - from);
+    for (let index = from; index < rows.length; index++) {
+      entries[index - from] = JSON.parse(rows[index]!.entry) as SessionEntry;
+    }
+    return entries;
+  }
 
   /** Runs `body` on a connection of the pool, turning pg's errors into the store's. */
   async function use<T>(doing: string, body: (db: Connection) => Promise<T>): Promise<T> {
@@ -195,6 +235,8 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
     table: table.name,
     // Appends honour SessionAppendOptions.fence (H28).
     fencedAppends: true,
+    // saveCheckpoint and load(sessionId, { fromCheckpoint: true }) (C8).
+    checkpoints: true,
 
     async migrate() {
       await use(`migrating (creating the table ${table.name})`, (db) =>
@@ -232,21 +274,81 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
           ) {
             throw errors.notAFencesTable(fenceColumns, keyed);
           }
+          await db.query(sql.createCheckpointsTable);
+          const checkpoints = await db.query<{ columns: string[] | null; keyed: boolean }>(
+            sql.describeFencesTable,
+            [table.checkpointsSql],
+          );
+          const checkpointColumns = checkpoints.rows[0]?.columns ?? [];
+          const checkpointsKeyed = checkpoints.rows[0]?.keyed === true;
+          if (
+            !["session_id text", "version bigint", "state text"].every((c) =>
+              checkpointColumns.includes(c),
+            ) ||
+            !checkpointsKeyed
+          ) {
+            throw errors.notACheckpointsTable(checkpointColumns, checkpointsKeyed);
+          }
         }),
       );
       fencesTable = true;
+      checkpointsTable = true;
     },
 
-    async load(sessionId: string): Promise<SessionSnapshot> {
-      checkSessionId(`${PREFIX} load():`, sessionId);
-      const { rows } = await use(`loading session ${JSON.stringify(sessionId)}`, (db) =>
-        db.query<{ entry: string }>(sql.load, [sessionId]),
-      );
-      const entries = new Array<SessionEntry>(rows.length);
-      for (let index = 0; index < rows.length; index++) {
-        entries[index] = JSON.parse(rows[index]!.entry) as SessionEntry;
-      }
-      return { entries, version: entries.length };
+    async load(sessionId: string, options?: SessionLoadOptions): Promise<SessionSnapshot> {
+      const prefix = `${PREFIX} load():`;
+      checkSessionId(prefix, sessionId);
+      const fromCheckpoint = checkLoadOptions(prefix, options);
+      return use(`loading session ${JSON.stringify(sessionId)}`, async (db) => {
+        if (fromCheckpoint) {
+          if (!checkpointsTable) await lookUpTables(db);
+          // A database migrated before checkpoints has none: the whole session is read.
+          if (checkpointsTable) {
+            const { rows } = await db.query<{
+              seq: number;
+              checkpoint: string | null;
+              entry: string;
+              last: number | null;
+            }>(sql.loadFromCheckpoint, [sessionId]);
+            const head = rows[0];
+            if (head === undefined || head.checkpoint === null) {
+              return { entries: parseEntries(rows), version: rows.length };
+            }
+            const version = Number(head.checkpoint);
+            // A checkpoint beyond the entries (left by an older release's delete) is passed over.
+            if (version <= (head.last ?? 0)) {
+              const entries = parseEntries(rows, 1);
+              const checkpoint: SessionCheckpoint = {
+                version,
+                state: JSON.parse(head.entry) as SessionCheckpoint["state"],
+              };
+              return { entries, version: version + entries.length, checkpoint };
+            }
+          }
+        }
+        const { rows } = await db.query<{ entry: string }>(sql.load, [sessionId]);
+        return { entries: parseEntries(rows), version: rows.length };
+      });
+    },
+
+    async saveCheckpoint(sessionId: string, checkpoint: SessionCheckpoint) {
+      const prefix = `${PREFIX} saveCheckpoint():`;
+      checkSessionId(prefix, sessionId);
+      const { version, text } = serializeCheckpoint(prefix, checkpoint);
+      return use(`saving a checkpoint of session ${JSON.stringify(sessionId)}`, async (db) => {
+        if (!checkpointsTable) await lookUpTables(db);
+        if (!checkpointsTable) throw errors.checkpointsMissing();
+        return db.transaction(async () => {
+          // Under the session's lock, as appends and deletes: the entry count holds still.
+          await db.query(sql.lockSession, [table.sql, sessionId]);
+          const { rows } = await db.query<{ saved: number }>(sql.saveCheckpoint, [
+            sessionId,
+            version,
+            text,
+          ]);
+          return rows[0]?.saved === 1;
+        });
+      });
     },
 
     async append(
@@ -320,14 +422,11 @@ export function postgresSessionStore(options: PostgresSessionStoreOptions): Post
         db.transaction(async () => {
           await db.query(sql.lockSession, [table.sql, sessionId]);
           const { rowCount } = await db.query(sql.delete, [sessionId]);
-          // Without the fences table (not migrated since fencing came) there is no fence.
-          if (fencesTable === undefined) {
-            const { rows } = await db.query<{ present: boolean }>(sql.fencesPresent, [
-              table.fencesSql,
-            ]);
-            fencesTable = rows[0]?.present === true;
-          }
+          // Without the fences table (not migrated since fencing came) there is no fence, and
+          // without the checkpoints table no checkpoint.
+          if (fencesTable === undefined || !checkpointsTable) await lookUpTables(db);
           if (fencesTable) await db.query(sql.deleteFence, [sessionId]);
+          if (checkpointsTable) await db.query(sql.deleteCheckpoint, [sessionId]);
           return (rowCount ?? 0) > 0;
         }),
       );
@@ -427,6 +526,18 @@ function storeErrors(
         "postgres_not_a_session_table",
         table.name,
         `${PREFIX} the table ${table.fencesSql} in ${at}, where the store keeps the fences of ${table.name} (H28), is not a Lattice fences table: it needs the columns session_id text and fence bigint (it has ${columns.length > 0 ? columns.join(", ") : "no columns"}) and a primary key (or unique index) on session_id alone${keyed ? "" : ", which it lacks"}. The store never writes into another table: choose another name with the table option.`,
+      ),
+    notACheckpointsTable: (columns: readonly string[], keyed: boolean) =>
+      new PostgresSessionStoreError(
+        "postgres_not_a_session_table",
+        table.name,
+        `${PREFIX} the table ${table.checkpointsSql} in ${at}, where the store keeps the checkpoints of ${table.name} (C8), is not a Lattice checkpoints table: it needs the columns session_id text, version bigint and state text (it has ${columns.length > 0 ? columns.join(", ") : "no columns"}) and a primary key (or unique index) on session_id alone${keyed ? "" : ", which it lacks"}. The store never writes into another table: choose another name with the table option.`,
+      ),
+    checkpointsMissing: () =>
+      new PostgresSessionStoreError(
+        "postgres_schema_missing",
+        table.name,
+        `${PREFIX} the checkpoints table ${table.checkpointsSql} does not exist in ${at}: the database was migrated by a release without checkpoints. Run await store.migrate() once more; it adds the table and leaves the sessions as they are. Until then sessions load whole.`,
       ),
     fencesMissing: (cause: unknown) =>
       new PostgresSessionStoreError(

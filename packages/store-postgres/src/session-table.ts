@@ -26,6 +26,11 @@ export interface SessionTable {
    * hash when that name would pass 63 characters).
    */
   readonly fencesSql: string;
+  /**
+   * The checkpoints table beside it (C8), as SQL: `"app"."sessions_checkpoints"` (shortened
+   * with a hash when that name would pass 63 characters).
+   */
+  readonly checkpointsSql: string;
   readonly statements: SessionStatements;
 }
 
@@ -41,16 +46,36 @@ export interface SessionStatements {
    * or null). Inserts and raises the fence only when neither check fails.
    */
   readonly appendFenced: string;
-  /** `$1` the fences table as SQL → `{ present }`. */
-  readonly fencesPresent: string;
+  /**
+   * `$1` the fences table as SQL, `$2` the checkpoints table as SQL → `{ fences, checkpoints }`:
+   * whether each exists.
+   */
+  readonly tablesPresent: string;
   /** `$1` session: forgets its fence. */
   readonly deleteFence: string;
   readonly createFencesTable: string;
   /**
-   * `$1` the fences table as SQL → `{ columns, keyed }`, `keyed` when `session_id` alone has a
-   * unique index (the `ON CONFLICT` of a fenced append needs one).
+   * `$1` the fences or the checkpoints table as SQL → `{ columns, keyed }`, `keyed` when
+   * `session_id` alone has a unique index (the `ON CONFLICT` of a fenced append and of a
+   * checkpoint's save need one).
    */
   readonly describeFencesTable: string;
+  readonly createCheckpointsTable: string;
+  /**
+   * `$1` session, `$2` the checkpoint's version, `$3` its state as JSON text → `{ saved }`, 1
+   * when kept: the session holds at least `$2` entries and its checkpoint (if any) covers fewer
+   * (or more than the session holds: one left by an older release's delete). Run under the
+   * session's lock (C8).
+   */
+  readonly saveCheckpoint: string;
+  /**
+   * `$1` session → the checkpoint first, as `{ seq: 0, checkpoint: its version as text, entry:
+   * its state, last: the session's last seq }`, when there is one; then the entries after it in
+   * order, as `{ seq, checkpoint: null, entry, last: null }`. One statement: one snapshot (C8).
+   */
+  readonly loadFromCheckpoint: string;
+  /** `$1` session: forgets its checkpoint. */
+  readonly deleteCheckpoint: string;
   /** `$1` session → `{ version }`. */
   readonly version: string;
   /** `$1` session → `entry` rows in order. */
@@ -87,13 +112,16 @@ export function sessionTable(prefix: string, given: unknown): SessionTable {
   }
   const name = given as string;
   const sql = parts.map((part) => `"${part}"`).join(".");
-  const fencesParts = [...parts.slice(0, -1), fencesName(parts[parts.length - 1]!)];
-  const fencesSql = fencesParts.map((part) => `"${part}"`).join(".");
+  const siblingSql = (name: string) =>
+    [...parts.slice(0, -1), name].map((part) => `"${part}"`).join(".");
+  const fencesSql = siblingSql(fencesName(parts[parts.length - 1]!));
+  const checkpointsSql = siblingSql(checkpointsName(parts[parts.length - 1]!));
   return {
     name,
     schema: parts.length === 2 ? parts[0] : undefined,
     sql,
     fencesSql,
+    checkpointsSql,
     statements: {
       lockSession: "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))",
       // One statement: compare the session's version with the expected one and insert every
@@ -133,7 +161,8 @@ export function sessionTable(prefix: string, given: unknown): SessionTable {
         SELECT (SELECT version FROM current) AS version,
           (SELECT count(*) FROM inserted)::int AS inserted,
           (SELECT fence FROM fence)::text AS fence`,
-      fencesPresent: "SELECT to_regclass($1) IS NOT NULL AS present",
+      tablesPresent:
+        "SELECT to_regclass($1) IS NOT NULL AS fences, to_regclass($2) IS NOT NULL AS checkpoints",
       deleteFence: `DELETE FROM ${fencesSql} WHERE session_id = $1`,
       createFencesTable: `CREATE TABLE IF NOT EXISTS ${fencesSql} (
           session_id text PRIMARY KEY,
@@ -149,6 +178,33 @@ export function sessionTable(prefix: string, given: unknown): SessionTable {
             WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indnkeyatts = 1
               AND i.indpred IS NULL AND a.attname = 'session_id'
           ) AS keyed`,
+      createCheckpointsTable: `CREATE TABLE IF NOT EXISTS ${checkpointsSql} (
+          session_id text PRIMARY KEY,
+          version bigint NOT NULL,
+          state text NOT NULL
+        )`,
+      saveCheckpoint: `WITH current AS (
+          SELECT coalesce(max(seq), 0) AS version FROM ${sql} WHERE session_id = $1
+        ), saved AS (
+          INSERT INTO ${checkpointsSql} AS c (session_id, version, state)
+          SELECT $1, $2::bigint, $3 FROM current WHERE current.version >= $2::bigint
+          ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, state = excluded.state
+          WHERE c.version < excluded.version OR c.version > (SELECT version FROM current)
+          RETURNING 1
+        )
+        SELECT count(*)::int AS saved FROM saved`,
+      // The entries after the checkpoint by the (session_id, seq) key: only the tail is read.
+      loadFromCheckpoint: `WITH checkpoint AS (
+          SELECT version, state FROM ${checkpointsSql} WHERE session_id = $1
+        )
+        SELECT 0 AS seq, version::text AS checkpoint, state AS entry,
+          (SELECT coalesce(max(seq), 0) FROM ${sql} WHERE session_id = $1) AS last
+        FROM checkpoint
+        UNION ALL
+        SELECT seq, NULL, entry, NULL FROM ${sql}
+        WHERE session_id = $1 AND seq > coalesce((SELECT version FROM checkpoint), 0)
+        ORDER BY seq`,
+      deleteCheckpoint: `DELETE FROM ${checkpointsSql} WHERE session_id = $1`,
       version: `SELECT coalesce(max(seq), 0) AS version FROM ${sql} WHERE session_id = $1`,
       load: `SELECT entry FROM ${sql} WHERE session_id = $1 ORDER BY seq`,
       list: `SELECT DISTINCT session_id FROM ${sql}`,
@@ -183,8 +239,21 @@ export function sessionTable(prefix: string, given: unknown): SessionTable {
  * SHA-256 and `_fences`, so that two long names never share one.
  */
 export function fencesName(table: string): string {
-  const name = `${table}_fences`;
+  return siblingName(table, "_fences");
+}
+
+/**
+ * The name of the checkpoints table of a session table (C8): `<table>_checkpoints`, or, when
+ * that would pass PostgreSQL's 63 characters, the table's first 42 characters, 8 hex digits of
+ * its SHA-256 and `_checkpoints`.
+ */
+export function checkpointsName(table: string): string {
+  return siblingName(table, "_checkpoints");
+}
+
+function siblingName(table: string, suffix: string): string {
+  const name = `${table}${suffix}`;
   if (name.length <= MAX_IDENTIFIER_LENGTH) return name;
   const hash = createHash("sha256").update(table).digest("hex").slice(0, 8);
-  return `${table.slice(0, MAX_IDENTIFIER_LENGTH - 16)}_${hash}_fences`;
+  return `${table.slice(0, MAX_IDENTIFIER_LENGTH - 9 - suffix.length)}_${hash}${suffix}`;
 }

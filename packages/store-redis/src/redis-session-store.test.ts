@@ -383,3 +383,105 @@ describe("redisSessionStore()", () => {
     expect(await store.list()).toEqual([]);
   });
 });
+
+describe("redisSessionStore() checkpoints (C8)", () => {
+  it("C8: a session's checkpoint is a hash beside its list (version, state as saved), read with its tail through another connection, and deleted with the session", async () => {
+    const keyPrefix = freshPrefix();
+    const store = redisSessionStore({ client: inspector, keyPrefix });
+    const other = redisSessionStore({ url: server.url, keyPrefix });
+    const checkpointKey = `${keyPrefix}checkpoint:{chat 1}`;
+    try {
+      await store.append("chat 1", 0, [{ v: 1 }, { v: 2 }, { v: 3 }]);
+      expect(await store.saveCheckpoint!("chat 1", { version: 2, state: { z: 1, a: "é" } })).toBe(
+        true,
+      );
+      expect(await inspector.type(checkpointKey)).toBe("hash");
+      expect(await inspector.hgetall(checkpointKey)).toEqual({
+        version: "2",
+        state: '{"z":1,"a":"é"}',
+      });
+      expect(await other.saveCheckpoint!("chat 1", { version: 1, state: "older" })).toBe(false);
+      await other.append("chat 1", 3, [{ v: 4 }]);
+      expect(await other.load("chat 1", { fromCheckpoint: true })).toEqual({
+        entries: [{ v: 3 }, { v: 4 }],
+        version: 4,
+        checkpoint: { version: 2, state: { z: 1, a: "é" } },
+      });
+      expect(await other.delete("chat 1")).toBe(true);
+      expect(await inspector.exists(checkpointKey)).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("C8: a checkpoint left beyond the list (an older release's delete) is passed over and replaced", async () => {
+    const keyPrefix = freshPrefix();
+    const store = redisSessionStore({ client: inspector, keyPrefix });
+    await store.append("s", 0, [{ v: 1 }, { v: 2 }, { v: 3 }]);
+    expect(await store.saveCheckpoint!("s", { version: 3, state: "three" })).toBe(true);
+    // An older release's delete script removes the list and the index member only.
+    await inspector.del(`${keyPrefix}session:{s}`);
+    await inspector.srem(`${keyPrefix}sessions`, "s");
+    await store.append("s", 0, [{ v: "again" }]);
+    expect(await store.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: "again" }],
+      version: 1,
+    });
+    expect(await store.saveCheckpoint!("s", { version: 1, state: "fresh" })).toBe(true);
+    expect(await store.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [],
+      version: 1,
+      checkpoint: { version: 1, state: "fresh" },
+    });
+  });
+
+  it("C8: a 100,000-entry session loads from a checkpoint near its end with LRANGE from the checkpoint's index, reading only the tail", async () => {
+    const keyPrefix = freshPrefix();
+    const store = redisSessionStore({ client: inspector, keyPrefix });
+    const total = 100_000;
+    for (let start = 0; start < total; start += 5000) {
+      const batch = Array.from({ length: 5000 }, (_, n) => ({
+        v: 1,
+        type: "reply",
+        n: start + n,
+        text: "x".repeat(200),
+      }));
+      await store.append("long", start, batch);
+    }
+    expect(
+      await store.saveCheckpoint!("long", { version: total - 10, state: { summary: "s" } }),
+    ).toBe(true);
+    let best = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const started = performance.now();
+      const snapshot = await store.load("long", { fromCheckpoint: true });
+      best = Math.min(best, performance.now() - started);
+      expect(snapshot.version).toBe(total);
+      expect(snapshot.checkpoint).toEqual({ version: total - 10, state: { summary: "s" } });
+      expect(snapshot.entries.map((entry) => entry.n)).toEqual(
+        Array.from({ length: 10 }, (_, n) => total - 10 + n),
+      );
+    }
+    expect(best).toBeLessThan(50);
+    await store.delete("long");
+  });
+
+  it("R22: checks the arguments of saveCheckpoint and the options of load strictly, before sending anything", async () => {
+    const store = redisSessionStore({ url: `redis://127.0.0.1:${await deadPort()}` });
+    await expect(store.saveCheckpoint!("s", { version: -1, state: {} })).rejects.toThrow(
+      'redisSessionStore: saveCheckpoint(): option "checkpoint.version" must be an integer >= 1 (how many of the session\'s entries the state covers), received -1.',
+    );
+    await expect(
+      store.saveCheckpoint!("s", { version: 1, state: { f: () => 1 } as never }),
+    ).rejects.toThrow(
+      'redisSessionStore: saveCheckpoint(): option "checkpoint.state" must be JSON: checkpoint.state.f is a function.',
+    );
+    await expect(store.load("s", { fromCheckpoint: null } as never)).rejects.toThrow(
+      'redisSessionStore: load(): option "fromCheckpoint" must be a boolean',
+    );
+    await expect(store.load("s", { checkpoint: true } as never)).rejects.toThrow(
+      'redisSessionStore: load(): unknown option "checkpoint".',
+    );
+    await store.close();
+  });
+});

@@ -1,13 +1,17 @@
 import {
   checkAppendOptions,
   checkExpectedVersion,
+  checkLoadOptions,
   checkSessionId,
   type SessionAppendOptions,
+  type SessionCheckpoint,
   SessionConflictError,
   type SessionEntry,
   SessionFencedError,
+  type SessionLoadOptions,
   type SessionSnapshot,
   type SessionStore,
+  serializeCheckpoint,
   serializeSessionEntries,
 } from "@lattice/core";
 import { InvalidOptionError } from "@lattice/tools";
@@ -27,9 +31,10 @@ export interface RedisSessionStoreOptions {
   readonly url?: string;
   /**
    * An ioredis `Redis` client that the caller owns, for settings the URL cannot carry
-   * (Sentinel, TLS certificates, a shared connection). The store adds its two script commands
-   * to it (`latticeSessionAppendV2`, `latticeSessionDeleteV2`) and never quits it: `close()`
-   * leaves it open. A Redis Cluster client is refused (see the README).
+   * (Sentinel, TLS certificates, a shared connection). The store adds its script commands to
+   * it (`latticeSessionAppendV2`, `latticeSessionDeleteV3`, `latticeSessionLoadCheckpointV1`,
+   * `latticeSessionSaveCheckpointV1`) and never quits it: `close()` leaves it open. A Redis
+   * Cluster client is refused (see the README).
    */
   readonly client?: Redis;
   /**
@@ -92,6 +97,13 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
  * and raises the session's fence, a string `<keyPrefix>fence:{<sessionId>}`, in the same
  * script, refusing a lower fence with `SessionFencedError`. How durable an acknowledged
  * append is depends on the server's persistence: use `appendonly yes` (see the README).
+ *
+ * It keeps checkpoints (C8, `checkpoints: true`): the latest one of each session in a hash
+ * `<keyPrefix>checkpoint:{<sessionId>}` (its version and its state's JSON text). Saving and
+ * loading from it are Lua scripts too: `saveCheckpoint` keeps a checkpoint only when the list
+ * holds its entries and it is newer, and `load(sessionId, { fromCheckpoint: true })` reads the
+ * checkpoint and `LRANGE` from its index in one step, so loading a long session costs what
+ * happened since its checkpoint. `delete` removes the checkpoint with the session.
  *
  * Nothing connects until the first call (or `ready()`). A call that cannot reach Redis rejects
  * with a {@link RedisSessionStoreError} naming the URL (password redacted), within `timeoutMs`:
@@ -171,6 +183,7 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
     session: sessionKey(sessionId),
     index: indexKey,
     fence: `${keyPrefix}fence:{${sessionId}}`,
+    checkpoint: `${keyPrefix}checkpoint:{${sessionId}}`,
   });
   let closing: Promise<void> | undefined;
 
@@ -262,22 +275,47 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
     keyPrefix,
     // Appends honour SessionAppendOptions.fence (H28).
     fencedAppends: true,
+    // saveCheckpoint and load(sessionId, { fromCheckpoint: true }) (C8).
+    checkpoints: true,
 
     async ready() {
       await use("checking the connection (PING)", undefined, () => client.ping());
     },
 
-    async load(sessionId: string): Promise<SessionSnapshot> {
-      checkSessionId(`${PREFIX} load():`, sessionId);
+    async load(sessionId: string, options?: SessionLoadOptions): Promise<SessionSnapshot> {
+      const prefix = `${PREFIX} load():`;
+      checkSessionId(prefix, sessionId);
+      const fromCheckpoint = checkLoadOptions(prefix, options);
+      const doing = `loading session ${JSON.stringify(sessionId)}`;
       const key = sessionKey(sessionId);
-      const texts = await use(`loading session ${JSON.stringify(sessionId)}`, key, () =>
-        client.lrange(key, 0, -1),
-      );
-      const entries = new Array<SessionEntry>(texts.length);
-      for (let index = 0; index < texts.length; index++) {
-        entries[index] = parseEntry(texts[index]!, index, key);
+      if (fromCheckpoint) {
+        const keys = keysOf(sessionId);
+        const [version, state, texts] = await use(doing, key, () => scripts.loadCheckpoint(keys));
+        const start = version === "" ? 0 : Number(version);
+        const entries = parseEntries(texts, start, key);
+        if (version === "") return { entries, version: entries.length };
+        const checkpoint: SessionCheckpoint = {
+          version: start,
+          state: parseState(state, keys.checkpoint),
+        };
+        return { entries, version: start + entries.length, checkpoint };
       }
+      const texts = await use(doing, key, () => client.lrange(key, 0, -1));
+      const entries = parseEntries(texts, 0, key);
       return { entries, version: entries.length };
+    },
+
+    async saveCheckpoint(sessionId: string, checkpoint: SessionCheckpoint) {
+      const prefix = `${PREFIX} saveCheckpoint():`;
+      checkSessionId(prefix, sessionId);
+      const { version, text } = serializeCheckpoint(prefix, checkpoint);
+      const keys = keysOf(sessionId);
+      const saved = await use(
+        `saving a checkpoint of session ${JSON.stringify(sessionId)}`,
+        keys.checkpoint,
+        () => scripts.saveCheckpoint(keys, version, text),
+      );
+      return saved === 1;
     },
 
     async append(
@@ -323,6 +361,27 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
       return closing;
     },
   };
+
+  /** Parses the list's items from index `start` on. */
+  function parseEntries(texts: readonly string[], start: number, key: string): SessionEntry[] {
+    const entries = new Array<SessionEntry>(texts.length);
+    for (let index = 0; index < texts.length; index++) {
+      entries[index] = parseEntry(texts[index]!, start + index, key);
+    }
+    return entries;
+  }
+
+  function parseState(text: string, key: string): SessionCheckpoint["state"] {
+    try {
+      return JSON.parse(text) as SessionCheckpoint["state"];
+    } catch {
+      throw new RedisSessionStoreError(
+        "redis_not_a_session",
+        url,
+        `${PREFIX} the state in ${JSON.stringify(key)} on ${url} is not JSON (${describeValue(text)}): this store did not write it. Another application uses these keys: choose another keyPrefix.`,
+      );
+    }
+  }
 
   function parseEntry(text: string, index: number, key: string): SessionEntry {
     let entry: unknown;

@@ -25,13 +25,25 @@ const CREATE_FENCES_TABLE = `CREATE TABLE IF NOT EXISTS ${FENCES_TABLE} (
   session_id TEXT PRIMARY KEY NOT NULL,
   fence INTEGER NOT NULL
 )`;
+/**
+ * One row per session with a checkpoint (C8): session_id → the number of entries it covers
+ * and its state's JSON text. Added after schema version 1 without changing it, as the fences
+ * table was: a file without it gets it when opened, and an older release ignores it.
+ */
+export const CHECKPOINTS_TABLE = "lattice_session_checkpoints";
+const CREATE_CHECKPOINTS_TABLE = `CREATE TABLE IF NOT EXISTS ${CHECKPOINTS_TABLE} (
+  session_id TEXT PRIMARY KEY NOT NULL,
+  version INTEGER NOT NULL,
+  state TEXT NOT NULL
+)`;
 
 const PREFIX = "sqliteSessionStore:";
 
 /**
  * Opens (creating when new) a Lattice session database: WAL journal, the given `synchronous`
  * level, the busy timeout, and the schema, checked or created in one `BEGIN IMMEDIATE`
- * transaction so two processes opening a new file at once agree.
+ * transaction so two processes opening a new file at once agree. A file made before the fences
+ * or the checkpoints table gets the missing table.
  *
  * @param path - Absolute path of the file, or `":memory:"`.
  * @throws {@link SqliteSessionStoreError} with a code for each way the file can be unusable.
@@ -75,6 +87,7 @@ export function openSessionDatabase(
         if (tables.includes(META_TABLE)) {
           checkSchemaVersion(path, database, tables);
           if (!tables.includes(FENCES_TABLE)) database.exec(CREATE_FENCES_TABLE);
+          if (!tables.includes(CHECKPOINTS_TABLE)) database.exec(CREATE_CHECKPOINTS_TABLE);
           return;
         }
         database.exec(`
@@ -86,6 +99,7 @@ export function openSessionDatabase(
             PRIMARY KEY (session_id, seq)
           );
           ${CREATE_FENCES_TABLE};
+          ${CREATE_CHECKPOINTS_TABLE};
         `);
         database
           .prepare(`INSERT INTO ${META_TABLE} (key, value) VALUES ('schema_version', ?)`)

@@ -255,3 +255,158 @@ describe("sqliteSessionStore()", () => {
     await store.close();
   });
 });
+
+describe("sqliteSessionStore() checkpoints (C8)", () => {
+  it("C8: a database made before checkpoints (no checkpoints table) opens, gets the table, loads whole until a checkpoint is saved, and keeps schema version 1", async () => {
+    const path = newPath();
+    // The schema as the release before checkpoints wrote it.
+    const old = new Database(path);
+    old.pragma("journal_mode = WAL");
+    old.exec(`
+      CREATE TABLE lattice_meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+      CREATE TABLE lattice_session_entries (
+        session_id TEXT NOT NULL, seq INTEGER NOT NULL, entry TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      CREATE TABLE lattice_session_fences (session_id TEXT PRIMARY KEY NOT NULL, fence INTEGER NOT NULL);
+      INSERT INTO lattice_meta (key, value) VALUES ('schema_version', '1');
+      INSERT INTO lattice_session_entries (session_id, seq, entry)
+        VALUES ('s', 1, '{"v":1}'), ('s', 2, '{"v":2}'), ('s', 3, '{"v":3}');
+    `);
+    old.close();
+    const store = sqliteSessionStore({ path });
+    expect(store.checkpoints).toBe(true);
+    expect(await store.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: 1 }, { v: 2 }, { v: 3 }],
+      version: 3,
+    });
+    expect(await store.saveCheckpoint!("s", { version: 2, state: { z: 1, a: [1] } })).toBe(true);
+    expect(await store.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: 3 }],
+      version: 3,
+      checkpoint: { version: 2, state: { z: 1, a: [1] } },
+    });
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare("SELECT value FROM lattice_meta").pluck().all()).toEqual(["1"]);
+    expect(raw.prepare("SELECT * FROM lattice_session_checkpoints").all()).toEqual([
+      { session_id: "s", version: 2, state: '{"z":1,"a":[1]}' },
+    ]);
+    raw.close();
+    expect(await store.delete("s")).toBe(true);
+    const after = new Database(path, { readonly: true });
+    expect(after.prepare("SELECT count(*) FROM lattice_session_checkpoints").pluck().get()).toBe(0);
+    after.close();
+    await store.close();
+  });
+
+  it("C8: a checkpoint saved through one connection is read, with its tail, through another; a checkpoint left beyond the entries (an older release's delete) is passed over and replaced", async () => {
+    const path = newPath();
+    const first = sqliteSessionStore({ path });
+    const second = sqliteSessionStore({ path });
+    await first.append("s", 0, [{ v: 1 }, { v: 2 }, { v: 3 }]);
+    expect(await first.saveCheckpoint!("s", { version: 3, state: "three" })).toBe(true);
+    expect(await second.saveCheckpoint!("s", { version: 2, state: "two" })).toBe(false);
+    await second.append("s", 3, [{ v: 4 }]);
+    expect(await second.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: 4 }],
+      version: 4,
+      checkpoint: { version: 3, state: "three" },
+    });
+    // An older release deletes the session's entries only, and the session is written again.
+    const raw = new Database(path);
+    raw.prepare("DELETE FROM lattice_session_entries WHERE session_id = 's'").run();
+    raw.close();
+    await first.append("s", 0, [{ v: "again" }]);
+    expect(await second.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: "again" }],
+      version: 1,
+    });
+    expect(await second.saveCheckpoint!("s", { version: 1, state: "fresh" })).toBe(true);
+    expect(await first.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [],
+      version: 1,
+      checkpoint: { version: 1, state: "fresh" },
+    });
+    await first.close();
+    await second.close();
+  });
+
+  it("C8: a 100,000-entry session loads from a checkpoint near its end by the (session_id, seq) key, reading only the tail", async () => {
+    const path = newPath();
+    const store = sqliteSessionStore({ path });
+    const total = 100_000;
+    for (let start = 0; start < total; start += 5000) {
+      const batch = Array.from({ length: 5000 }, (_, n) => ({
+        v: 1,
+        type: "reply",
+        n: start + n,
+        text: "x".repeat(200),
+      }));
+      await store.append("long", start, batch);
+    }
+    expect(
+      await store.saveCheckpoint!("long", { version: total - 10, state: { summary: "s" } }),
+    ).toBe(true);
+    let best = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const started = performance.now();
+      const snapshot = await store.load("long", { fromCheckpoint: true });
+      best = Math.min(best, performance.now() - started);
+      expect(snapshot.version).toBe(total);
+      expect(snapshot.checkpoint).toEqual({ version: total - 10, state: { summary: "s" } });
+      expect(snapshot.entries.map((entry) => entry.n)).toEqual(
+        Array.from({ length: 10 }, (_, n) => total - 10 + n),
+      );
+    }
+    expect(best).toBeLessThan(50);
+    const raw = new Database(path, { readonly: true });
+    const plan = raw
+      .prepare(
+        "EXPLAIN QUERY PLAN SELECT entry FROM lattice_session_entries WHERE session_id = ? AND seq > ? ORDER BY seq",
+      )
+      .all("long", total - 10) as { detail: string }[];
+    expect(plan.map((row) => row.detail).join("\n")).toMatch(
+      /SEARCH lattice_session_entries USING INDEX \S+ \(session_id=\? AND seq>\?\)/,
+    );
+    raw.close();
+    await store.close();
+  });
+
+  it("R22: checks the arguments of saveCheckpoint and the options of load strictly", async () => {
+    const store = sqliteSessionStore({ path: ":memory:" });
+    await store.append("s", 0, [{ v: 1 }]);
+    await expect(store.saveCheckpoint!("", { version: 1, state: {} })).rejects.toThrow(
+      'sqliteSessionStore: saveCheckpoint(): option "sessionId" must be a non-empty string, received "".',
+    );
+    await expect(store.saveCheckpoint!("s", { version: 0, state: {} })).rejects.toThrow(
+      'sqliteSessionStore: saveCheckpoint(): option "checkpoint.version" must be an integer >= 1 (how many of the session\'s entries the state covers), received 0.',
+    );
+    await expect(
+      store.saveCheckpoint!("s", { version: 1, state: { at: new Date(0) } as never }),
+    ).rejects.toThrow(
+      'sqliteSessionStore: saveCheckpoint(): option "checkpoint.state" must be JSON: checkpoint.state.at is a Date, not a plain object. A state may contain strings, finite numbers, booleans, null, arrays and plain objects only.',
+    );
+    await expect(store.saveCheckpoint!("s", { version: 1 } as never)).rejects.toThrow(
+      'option "checkpoint.state" must be JSON: checkpoint.state is undefined.',
+    );
+    await expect(store.saveCheckpoint!("s", null as never)).rejects.toThrow(
+      'sqliteSessionStore: saveCheckpoint(): option "checkpoint" must be an object { version, state }, received null.',
+    );
+    await expect(
+      store.saveCheckpoint!("s", { version: 1, state: {}, at: 1 } as never),
+    ).rejects.toThrow(
+      'option "checkpoint" must hold only version and state, received the key "at".',
+    );
+    await expect(store.load("s", { fromCheckpoint: "yes" } as never)).rejects.toThrow(
+      'sqliteSessionStore: load(): option "fromCheckpoint" must be a boolean (true to read from the session\'s latest checkpoint, C8), received "yes".',
+    );
+    await expect(store.load("s", { fromCheckpont: true } as never)).rejects.toThrow(
+      'sqliteSessionStore: load(): unknown option "fromCheckpont".',
+    );
+    expect(await store.load("s", { fromCheckpoint: true })).toEqual({
+      entries: [{ v: 1 }],
+      version: 1,
+    });
+    await store.close();
+  });
+});

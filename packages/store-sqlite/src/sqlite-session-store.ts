@@ -2,24 +2,38 @@ import { resolve } from "node:path";
 import {
   checkAppendOptions,
   checkExpectedVersion,
+  checkLoadOptions,
   checkSessionId,
   type SessionAppendOptions,
+  type SessionCheckpoint,
   SessionConflictError,
   type SessionEntry,
   SessionFencedError,
+  type SessionLoadOptions,
   type SessionSnapshot,
   type SessionStore,
+  serializeCheckpoint,
   serializeSessionEntries,
 } from "@lattice/core";
 import { InvalidOptionError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import {
   busyOrOpenFailed,
+  CHECKPOINTS_TABLE,
   ENTRIES_TABLE,
   FENCES_TABLE,
   openSessionDatabase,
 } from "./open-session-database.js";
 import { SqliteSessionStoreError } from "./sqlite-session-store-error.js";
+
+/** Parses entries' JSON texts, in order. */
+function parseEntries(texts: readonly string[]): SessionEntry[] {
+  const entries = new Array<SessionEntry>(texts.length);
+  for (let index = 0; index < texts.length; index++) {
+    entries[index] = JSON.parse(texts[index]!) as SessionEntry;
+  }
+  return entries;
+}
 
 /** How hard SQLite makes each append durable; see {@link SqliteSessionStoreOptions.synchronous}. */
 export type SqliteSynchronous = "normal" | "full";
@@ -65,6 +79,14 @@ const PREFIX = "sqliteSessionStore:";
  * (table `lattice_session_fences`) in the same transaction, refusing a lower fence with
  * `SessionFencedError`.
  *
+ * It keeps checkpoints (C8, `checkpoints: true`): the latest one of each session in the table
+ * `lattice_session_checkpoints` (session → version, state JSON text), written by
+ * `saveCheckpoint` in a `BEGIN IMMEDIATE` transaction that checks it against the session's
+ * entry count and its current checkpoint. `load(sessionId, { fromCheckpoint: true })` reads
+ * the checkpoint and only the entries after it (`seq > version`, on the `(session_id, seq)`
+ * key) in one read transaction, so loading a long session costs what happened since its
+ * checkpoint. `delete` removes the checkpoint with the session.
+ *
  * The database runs in WAL mode (readers never wait for the writer). A statement that finds
  * the file locked by another connection waits up to {@link SQLITE_BUSY_TIMEOUT_MS} (5 s)
  * before failing with code `"sqlite_busy"`; `better-sqlite3` is synchronous, so that wait
@@ -108,6 +130,24 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSe
   const path = given === ":memory:" ? given : resolve(given);
   const database = openSessionDatabase(path, synchronous);
 
+  const selectEntriesAfter = database
+    .prepare<[string, number], string>(
+      `SELECT entry FROM ${ENTRIES_TABLE} WHERE session_id = ? AND seq > ? ORDER BY seq`,
+    )
+    .pluck();
+  const selectCheckpoint = database.prepare<[string], { version: number; state: string }>(
+    `SELECT version, state FROM ${CHECKPOINTS_TABLE} WHERE session_id = ?`,
+  );
+  const selectCheckpointVersion = database
+    .prepare<[string], number>(`SELECT version FROM ${CHECKPOINTS_TABLE} WHERE session_id = ?`)
+    .pluck();
+  const upsertCheckpoint = database.prepare<[string, number, string]>(
+    `INSERT INTO ${CHECKPOINTS_TABLE} (session_id, version, state) VALUES (?, ?, ?)
+     ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, state = excluded.state`,
+  );
+  const deleteCheckpoint = database.prepare<[string]>(
+    `DELETE FROM ${CHECKPOINTS_TABLE} WHERE session_id = ?`,
+  );
   const selectEntries = database
     .prepare<[string], string>(
       `SELECT entry FROM ${ENTRIES_TABLE} WHERE session_id = ? ORDER BY seq`,
@@ -162,11 +202,40 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSe
       return expectedVersion + texts.length;
     },
   );
-  /** Deletes a session's entries and fence; whether it had entries (a session is its entries). */
+  /** Deletes a session's entries, fence and checkpoint; whether it had entries. */
   const deleteSession = database.transaction((sessionId: string) => {
     deleteFence.run(sessionId);
+    deleteCheckpoint.run(sessionId);
     return deleteEntries.run(sessionId).changes > 0;
   });
+  /**
+   * Reads a session's checkpoint and the entries after it, in one read transaction (one WAL
+   * snapshot): the texts, the version and the checkpoint, if any (C8).
+   */
+  const loadFromCheckpoint = database.transaction((sessionId: string) => {
+    const checkpoint = selectCheckpoint.get(sessionId);
+    if (checkpoint !== undefined) {
+      const texts = selectEntriesAfter.all(sessionId, checkpoint.version);
+      // A checkpoint beyond the entries (left by an older release's delete) is passed over.
+      if (texts.length > 0 || (selectVersion.get(sessionId) ?? 0) === checkpoint.version) {
+        return { texts, version: checkpoint.version + texts.length, checkpoint };
+      }
+    }
+    const texts = selectEntries.all(sessionId);
+    return { texts, version: texts.length, checkpoint: undefined };
+  });
+  /** Keeps a checkpoint when the session holds its entries and it is newer (C8). */
+  const keepCheckpoint = database.transaction(
+    (sessionId: string, version: number, text: string) => {
+      const entries = selectVersion.get(sessionId) ?? 0;
+      if (version > entries) return false;
+      const current = selectCheckpointVersion.get(sessionId);
+      // A checkpoint beyond the entries (left by an older release's delete) is replaced.
+      if (current !== undefined && current >= version && current <= entries) return false;
+      upsertCheckpoint.run(sessionId, version, text);
+      return true;
+    },
+  );
 
   /** Runs one database call, with the store's errors for a closed store and a lock timeout. */
   function use<T>(doing: string, call: () => T): T {
@@ -189,18 +258,36 @@ export function sqliteSessionStore(options: SqliteSessionStoreOptions): SqliteSe
     name: `sqliteSessionStore(${JSON.stringify(path)})`,
     // Appends honour SessionAppendOptions.fence (H28).
     fencedAppends: true,
+    // saveCheckpoint and load(sessionId, { fromCheckpoint: true }) (C8).
+    checkpoints: true,
     path,
 
-    async load(sessionId: string): Promise<SessionSnapshot> {
-      checkSessionId(`${PREFIX} load():`, sessionId);
-      const texts = use(`loading session ${JSON.stringify(sessionId)}`, () =>
-        selectEntries.all(sessionId),
-      );
-      const entries = new Array<SessionEntry>(texts.length);
-      for (let index = 0; index < texts.length; index++) {
-        entries[index] = JSON.parse(texts[index]!) as SessionEntry;
+    async load(sessionId: string, options?: SessionLoadOptions): Promise<SessionSnapshot> {
+      const prefix = `${PREFIX} load():`;
+      checkSessionId(prefix, sessionId);
+      const fromCheckpoint = checkLoadOptions(prefix, options);
+      const doing = `loading session ${JSON.stringify(sessionId)}`;
+      if (fromCheckpoint) {
+        const read = use(doing, () => loadFromCheckpoint.deferred(sessionId));
+        const entries = parseEntries(read.texts);
+        if (read.checkpoint === undefined) return { entries, version: read.version };
+        const checkpoint: SessionCheckpoint = {
+          version: read.checkpoint.version,
+          state: JSON.parse(read.checkpoint.state) as SessionCheckpoint["state"],
+        };
+        return { entries, version: read.version, checkpoint };
       }
+      const entries = parseEntries(use(doing, () => selectEntries.all(sessionId)));
       return { entries, version: entries.length };
+    },
+
+    async saveCheckpoint(sessionId: string, checkpoint: SessionCheckpoint) {
+      const prefix = `${PREFIX} saveCheckpoint():`;
+      checkSessionId(prefix, sessionId);
+      const { version, text } = serializeCheckpoint(prefix, checkpoint);
+      return use(`saving a checkpoint of session ${JSON.stringify(sessionId)}`, () =>
+        keepCheckpoint.immediate(sessionId, version, text),
+      );
     },
 
     async append(

@@ -169,3 +169,92 @@ describe("a run that fell back to another model (L10)", () => {
     expect(html).toContain("fell back to claude-haiku-4-5");
   });
 });
+
+describe("a run whose conversation was compacted (C3, C5)", () => {
+  it("C5: the summary's call is a model bar of its turn, and the compaction a marker naming the tokens", () => {
+    const base = { sessionId: "s1", runId: "r1" } as const;
+    const usage = {
+      inputTokens: 3,
+      outputTokens: 2,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    };
+    const events: TraceEvent[] = [
+      {
+        type: "run_started",
+        time: 0,
+        ...base,
+        parentToolUseId: null,
+        agentName: "a",
+        model: "m",
+        provider: "anthropic",
+        tools: [],
+      },
+      {
+        type: "model_request_started",
+        time: 1,
+        ...base,
+        turn: 1,
+        messageCount: 1,
+        maxTokens: 64,
+        purpose: "compaction",
+      },
+      {
+        type: "model_request_finished",
+        time: 3,
+        ...base,
+        turn: 1,
+        usage,
+        stopReason: "end_turn",
+        toolCalls: 0,
+        latencyMs: 2,
+        retries: 0,
+        purpose: "compaction",
+      },
+      {
+        type: "compaction",
+        time: 3,
+        ...base,
+        turn: 1,
+        strategy: "compact",
+        trigger: "threshold",
+        messagesReplaced: 42,
+        toolResultsCleared: 0,
+        tokensBefore: 31204,
+        tokensAfter: 2310,
+      },
+      { type: "model_request_started", time: 4, ...base, turn: 1, messageCount: 3, maxTokens: 64 },
+      {
+        type: "model_request_finished",
+        time: 6,
+        ...base,
+        turn: 1,
+        usage,
+        stopReason: "end_turn",
+        toolCalls: 0,
+        latencyMs: 2,
+        retries: 0,
+      },
+      {
+        type: "run_finished",
+        time: 7,
+        ...base,
+        subtype: "success",
+        numTurns: 1,
+        durationMs: 7,
+        usage,
+      },
+    ];
+    const timeline = buildTimeline(events);
+    const run = timeline.runs[0]!;
+    expect(run.markers).toEqual([
+      {
+        time: 3,
+        label: "compacted 42 messages into a summary: 31204 → 2310 tokens",
+        kind: "compaction",
+      },
+    ]);
+    expect(run.turns[0]!.models).toHaveLength(2);
+    expect(renderTimeline(events)).toContain("compacted 42 messages into a summary");
+  });
+});

@@ -100,14 +100,14 @@ export interface TimelineTurn {
   batch?: TimelineBatch;
 }
 
-/** A mark on a run's line: an approval request or decision, a resume, an abort. */
+/** A mark on a run's line: an approval request or decision, a resume, an abort, a compaction. */
 export interface TimelineMarker {
   /** When it happened. */
   readonly time: number;
   /** What happened, as text (the icon is part of the rendering). */
   readonly label: string;
   /** The kind of mark. */
-  readonly kind: "approval_requested" | "approval_decided" | "resumed" | "aborted";
+  readonly kind: "approval_requested" | "approval_decided" | "resumed" | "aborted" | "compaction";
 }
 
 /** One agent run: its turns, its outcome, the runs nested under its agent-tool calls. */
@@ -287,6 +287,17 @@ export function buildTimeline(events: Iterable<TraceEvent>): Timeline {
         }
         break;
       }
+      case "compaction":
+        // The conversation was made smaller before this turn's call (C3).
+        run.markers.push({
+          time: event.time,
+          label:
+            event.strategy === "compact"
+              ? `compacted ${event.messagesReplaced} messages into a summary: ${event.tokensBefore} → ${event.tokensAfter} tokens`
+              : `${event.strategy}: ${event.tokensBefore} → ${event.tokensAfter} tokens`,
+          kind: "compaction",
+        });
+        break;
       case "model_fallback": {
         const model = turnOf(run, event.turn).models.at(-1);
         if (model !== undefined && model.finishedAt === undefined) {

@@ -125,6 +125,14 @@ const EVENT_FIELDS: Readonly<Record<string, Readonly<Record<string, Check>>>> = 
   },
   model_request_started: { ...base, turn, model: optional(string) },
   model_fallback: { ...base, turn, message: string, toModel: string },
+  compaction: {
+    ...base,
+    turn,
+    strategy: string,
+    messagesReplaced: count("a number of messages"),
+    tokensBefore: finite,
+    tokensAfter: finite,
+  },
   model_retry: { ...base, turn, attempt: finite, message: string, status: optional(finite) },
   model_request_finished: {
     ...base,

@@ -231,6 +231,7 @@ const MARKER_ICON: Record<TimelineRun["markers"][number]["kind"], string> = {
   approval_decided: "✎",
   resumed: "↪",
   aborted: "■",
+  compaction: "⇣",
 };
 
 /** Why a run that names a parent call is drawn at top level, for its header. */

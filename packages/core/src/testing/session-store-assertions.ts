@@ -1,4 +1,9 @@
-import type { SessionEntry, SessionSnapshot } from "../session-store.js";
+import type {
+  JsonValue,
+  SessionCheckpoint,
+  SessionEntry,
+  SessionSnapshot,
+} from "../session-store.js";
 
 /** Throws the failure of a conformance check. */
 export function fail(message: string): never {
@@ -66,6 +71,80 @@ export function expectSnapshot(
       `${what}: version is ${show(snapshot.version)}, expected ${expected.length} (the number of entries appended).`,
     );
   }
+}
+
+/** Checks that a JSON value equals the expected one exactly: the same JSON text, key order included. */
+export function expectJson(actual: unknown, expected: JsonValue, what: string): void {
+  const got = JSON.stringify(actual);
+  const want = JSON.stringify(expected);
+  if (got !== want) fail(`${what}: ${firstDifference(got ?? "undefined", want)}.`);
+}
+
+/**
+ * Checks a snapshot that `load(sessionId, { fromCheckpoint: true })` returned (C8): with
+ * `checkpoint`, that the checkpoint has its version and exactly its state, that `entries` are
+ * exactly those after it (`log.slice(checkpoint.version)`), and that the version is the whole
+ * log's; without, that there is no checkpoint and every entry of `log` is there.
+ *
+ * @param log - Every entry of the session, in append order.
+ */
+export function expectFromCheckpoint(
+  snapshot: SessionSnapshot,
+  checkpoint: SessionCheckpoint | undefined,
+  log: readonly SessionEntry[],
+  what: string,
+): void {
+  if (snapshot === null || typeof snapshot !== "object") {
+    fail(`${what}: load() resolved with ${show(snapshot)}, not { entries, version }.`);
+  }
+  if (checkpoint === undefined) {
+    if (snapshot.checkpoint !== undefined) {
+      fail(
+        `${what}: the snapshot has the checkpoint ${show(snapshot.checkpoint)}, expected none (and every entry).`,
+      );
+    }
+    expectSnapshot(snapshot, log, what);
+    return;
+  }
+  const got = snapshot.checkpoint;
+  if (got === null || typeof got !== "object") {
+    fail(
+      `${what}: the snapshot's checkpoint is ${show(got)}, expected the checkpoint at version ${checkpoint.version} (C8).`,
+    );
+  }
+  expectValue(got.version, checkpoint.version, `${what}: the checkpoint's version`);
+  expectJson(got.state, checkpoint.state, `${what}: the checkpoint's state`);
+  expectEntries(
+    snapshot.entries,
+    log.slice(checkpoint.version),
+    `${what}: the entries after the checkpoint at ${checkpoint.version}`,
+  );
+  expectValue(snapshot.version, log.length, `${what}: the version (every entry of the session)`);
+}
+
+/**
+ * Checks that a call rejects with an error of one of the given codes (`"invalid_option"`,
+ * `"unknown_option"`), a bad argument refused.
+ */
+export async function expectRefused(
+  call: () => Promise<unknown>,
+  codes: readonly string[],
+  what: string,
+): Promise<void> {
+  let value: unknown;
+  try {
+    value = await call();
+  } catch (error) {
+    if (!codes.some((code) => hasCode(error, code))) {
+      fail(
+        `${what}: rejected with ${error instanceof Error ? `${error.name}: ${error.message}` : show(error)}, expected an error with code ${codes.map((code) => show(code)).join(" or ")}.`,
+      );
+    }
+    return;
+  }
+  fail(
+    `${what}: resolved with ${show(value)}; a bad argument must be refused with an InvalidOptionError (code ${codes.map((code) => show(code)).join(" or ")}).`,
+  );
 }
 
 /** Checks a value against an expected one (numbers, strings, booleans). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { memorySessionStore } from "../memory-session-store.js";
-import type { SessionEntry, SessionStore } from "../session-store.js";
+import type { SessionCheckpoint, SessionEntry, SessionStore } from "../session-store.js";
 import { SessionConflictError, SessionFencedError } from "../session-store.js";
 import { runSessionStoreConformance, sessionStoreConformance } from "./index.js";
 
@@ -75,14 +75,59 @@ function fencedLater(options: {
   });
 }
 
+/**
+ * A memory store whose checkpoints are kept beside it, with one flaw: it keeps an older
+ * checkpoint over a newer (`keepsOlder`), keeps a session's checkpoint after delete
+ * (`keepsAfterDelete`), or checks a save and writes it after a wait (`savesLater`).
+ */
+function checkpointsBeside(flaw: {
+  readonly keepsOlder?: boolean;
+  readonly keepsAfterDelete?: boolean;
+  readonly savesLater?: boolean;
+}): () => SessionStore {
+  return broken((inner) => {
+    const kept = new Map<string, SessionCheckpoint>();
+    return {
+      async saveCheckpoint(sessionId, checkpoint) {
+        const { version } = await inner.load(sessionId);
+        const current = kept.get(sessionId);
+        if (checkpoint.version > version) return false;
+        if (!flaw.keepsOlder && current !== undefined && current.version >= checkpoint.version) {
+          return false;
+        }
+        if (flaw.savesLater) {
+          await new Promise((resolve) => setTimeout(resolve, checkpoint.version % 3));
+        }
+        kept.set(sessionId, JSON.parse(JSON.stringify(checkpoint)) as SessionCheckpoint);
+        return true;
+      },
+      async load(sessionId, options) {
+        const snapshot = await inner.load(sessionId);
+        const checkpoint = options?.fromCheckpoint ? kept.get(sessionId) : undefined;
+        if (checkpoint === undefined) return snapshot;
+        return {
+          entries: snapshot.entries.slice(checkpoint.version),
+          version: snapshot.version,
+          checkpoint: JSON.parse(JSON.stringify(checkpoint)) as SessionCheckpoint,
+        };
+      },
+      async delete(sessionId) {
+        if (!flaw.keepsAfterDelete) kept.delete(sessionId);
+        return inner.delete(sessionId);
+      },
+    };
+  });
+}
+
 describe("the conformance suite", () => {
-  it("R12: every check is named for its clause (R12, H28 for fencing) and the suite has the listed checks", () => {
+  it("R12: every check is named for its clause (R12, H28 for fencing, C8 for checkpoints) and the suite has the listed checks", () => {
     const names = sessionStoreConformance(memorySessionStore).map((check) => check.name);
     expect(names.filter((name) => name.startsWith("R12: "))).toHaveLength(14);
     expect(names.filter((name) => name.startsWith("H28: "))).toHaveLength(8);
-    expect(names).toHaveLength(22);
+    expect(names.filter((name) => name.startsWith("C8: "))).toHaveLength(12);
+    expect(names).toHaveLength(34);
     expect(sessionStoreConformance(memorySessionStore, { reopen: (store) => store })).toHaveLength(
-      24,
+      37,
     );
     expect(new Set(names).size).toBe(names.length);
   });
@@ -116,6 +161,67 @@ describe("the conformance suite", () => {
     };
     expect(await failureOf(undeclared, "H28: the store declares fencedAppends")).toMatch(
       /fencedAppends is undefined/,
+    );
+  });
+
+  it("C8: a store without checkpoints passes the C8 checks (checkpoints are optional); one that declares them without saveCheckpoint fails", async () => {
+    const plain = () => {
+      const { checkpoints: _, saveCheckpoint: __, ...store } = memorySessionStore();
+      return store as SessionStore;
+    };
+    for (const check of sessionStoreConformance(plain, { reopen: (store) => store })) {
+      if (check.name.startsWith("C8: ")) await check.run();
+    }
+    const undeclared = () => {
+      const { saveCheckpoint: _, ...store } = memorySessionStore();
+      return store as SessionStore;
+    };
+    expect(await failureOf(undeclared, "C8: a store that declares checkpoints")).toMatch(
+      /checkpoints is true but saveCheckpoint is "undefined"/,
+    );
+    expect(await failureOf(undeclared, "C8: load with fromCheckpoint returns")).toMatch(
+      /declares checkpoints: true but has no saveCheckpoint method/,
+    );
+  });
+
+  it("C8: fails a store that ignores fromCheckpoint, keeps an older checkpoint over a newer, or keeps a checkpoint after delete", async () => {
+    const ignoresOption = broken((inner) => ({ load: (sessionId) => inner.load(sessionId) }));
+    expect(await failureOf(ignoresOption, "C8: load with fromCheckpoint returns")).toMatch(
+      /load from the checkpoint at 4 of 10: the snapshot's checkpoint is undefined/,
+    );
+    const lastWins = checkpointsBeside({ keepsOlder: true });
+    expect(await failureOf(lastWins, "C8: a checkpoint older than")).toMatch(
+      /saveCheckpoint at 5 after the checkpoint at 5: got true, expected false/,
+    );
+    const keepsAfterDelete = checkpointsBeside({ keepsAfterDelete: true });
+    expect(await failureOf(keepsAfterDelete, "C8: delete removes")).toMatch(
+      /a deleted session loaded with fromCheckpoint: the snapshot has the checkpoint/,
+    );
+  });
+
+  it("C8: fails a store whose checkpoint saves are not atomic (an older one lands after a newer), and one that reads the entries and the checkpoint in two steps", async () => {
+    // Checks the versions, then writes after a wait: of racing saves the last one wins.
+    const saveLater = checkpointsBeside({ savesLater: true });
+    expect(await failureOf(saveLater, "C8: appends and checkpoint saves racing")).toMatch(
+      /the checkpoint at \d+, though the one at \d+ was acknowledged|the newest checkpoint acknowledged must stay/,
+    );
+    // Reads the entries, waits, then reads the checkpoint: a newer one may cover entries it lacks.
+    const twoSteps = broken((inner) => ({
+      async load(sessionId, options) {
+        const whole = await inner.load(sessionId);
+        if (!options?.fromCheckpoint) return whole;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        const { checkpoint } = await inner.load(sessionId, { fromCheckpoint: true });
+        if (checkpoint === undefined) return whole;
+        return {
+          entries: whole.entries.slice(checkpoint.version),
+          version: whole.version,
+          checkpoint,
+        };
+      },
+    }));
+    expect(await failureOf(twoSteps, "C8: appends and checkpoint saves racing")).toMatch(
+      /not read in one atomic step/,
     );
   });
 

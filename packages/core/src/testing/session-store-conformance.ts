@@ -1,10 +1,12 @@
 import { InvalidOptionError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
-import type { JsonValue, SessionEntry, SessionStore } from "../session-store.js";
+import type { JsonValue, SessionCheckpoint, SessionEntry, SessionStore } from "../session-store.js";
 import {
   expectConflict,
   expectEntries,
   expectFenced,
+  expectFromCheckpoint,
+  expectRefused,
   expectSnapshot,
   expectValue,
   fail,
@@ -15,7 +17,10 @@ import {
 
 /** One check of the session store conformance suite: a name and a function that throws on failure. */
 export interface SessionStoreCheck {
-  /** What the check proves, starting with the clause: `"R12: ..."`, or `"H28: ..."` for fencing. */
+  /**
+   * What the check proves, starting with the clause: `"R12: ..."`, `"H28: ..."` for fencing, or
+   * `"C8: ..."` for checkpoints.
+   */
   readonly name: string;
   /** Runs the check on a fresh store; rejects with an `Error` saying what went wrong. */
   readonly run: () => Promise<void>;
@@ -41,9 +46,15 @@ const WRITERS = 20;
  * The conformance suite every {@link SessionStore} must pass (R12), as a list of framework-free
  * checks: ordering, versions, compare-and-append under concurrent writers, atomic multi-entry
  * appends, reload after reopen, 1 MB entries, unicode, exact JSON round trips, copies,
- * deletion, many sessions, and independent sessions; and fenced appends (H28): the highest
+ * deletion, many sessions, and independent sessions; fenced appends (H28): the highest
  * fence kept per session and checked before the version, in the same atomic step, appends of
- * no entries that only raise it, unfenced appends left alone, deletion and reopen.
+ * no entries that only raise it, unfenced appends left alone, deletion and reopen; and
+ * checkpoints (C8): the latest checkpoint kept per session, never an older one over a newer one
+ * nor one beyond the session's entries, loaded with only the entries after it and in the same
+ * atomic step, its state round-tripping exactly, through a reopen, gone with a delete, under
+ * racing appends and saves, and bad arguments refused. The `C8:` checks test a store that
+ * declares `checkpoints: true` and pass at once for one that does not (checkpoints are
+ * optional); one of them fails a store that declares it without `saveCheckpoint`.
  *
  * Each check calls `makeStore()` for a store of its own, closes it at the end (when it has
  * `close`), and uses session ids with a random prefix, so a store over a shared database works
@@ -52,8 +63,8 @@ const WRITERS = 20;
  *
  * @param makeStore - Creates a store to check.
  * @param options - `reopen`, to check that entries survive a reopen.
- * @returns The checks, each `{ name, run }`; every name starts with `"R12: "`, or `"H28: "` for
- *   the fencing checks.
+ * @returns The checks, each `{ name, run }`; every name starts with `"R12: "`, `"H28: "` for
+ *   the fencing checks, or `"C8: "` for the checkpoint checks.
  * @throws `InvalidOptionError` when `makeStore` is not a function or an option is unknown or
  *   not a function.
  */
@@ -655,6 +666,7 @@ export function sessionStoreConformance<S extends SessionStore>(
     },
   );
   checks.push(...fenceChecks(withStore));
+  checks.push(...checkpointChecks(withStore, reopen !== undefined));
   return Object.freeze(checks.map((check) => Object.freeze(check)));
 }
 
@@ -910,6 +922,672 @@ function fenceChecks<S extends SessionStore>(withStore: WithStore<S>): SessionSt
       }),
     },
   ];
+}
+
+/** How each check gets a fresh store, its own session ids, and a reopen of the store. */
+type WithReopen<S extends SessionStore> = (
+  body: (store: S, ids: (name: string) => string, reopened: () => Promise<S>) => Promise<void>,
+) => () => Promise<void>;
+
+/** Saves a checkpoint through a store that declares checkpoints; fails when it lacks the method. */
+function saveCheckpoint(
+  store: SessionStore,
+  sessionId: string,
+  checkpoint: SessionCheckpoint,
+): Promise<boolean> {
+  if (typeof store.saveCheckpoint !== "function") {
+    fail(
+      "the store declares checkpoints: true but has no saveCheckpoint method: implement saveCheckpoint(sessionId, { version, state }), or leave checkpoints out.",
+    );
+  }
+  return store.saveCheckpoint(sessionId, checkpoint);
+}
+
+/** Loads a session from its checkpoint (C8). */
+function loadFromCheckpoint(store: SessionStore, sessionId: string) {
+  return store.load(sessionId, { fromCheckpoint: true });
+}
+
+/** A checkpoint's state in the checks: names the version it covers, so a mix-up shows. */
+function stateAt(version: number, extra?: JsonValue): JsonValue {
+  return extra === undefined
+    ? { format: 1, covers: version }
+    : { format: 1, covers: version, extra };
+}
+
+/** The first `count` entries that {@link appendTo} appends to a session: `entry({ n })`. */
+function numbered(count: number): SessionEntry[] {
+  return Array.from({ length: count }, (_, n) => entry({ n }));
+}
+
+/** Appends `count` entries numbered from the log's length, and returns the new log. */
+async function appendTo(
+  store: SessionStore,
+  sessionId: string,
+  log: SessionEntry[],
+  count: number,
+): Promise<SessionEntry[]> {
+  const batch = Array.from({ length: count }, (_, index) => entry({ n: log.length + index }));
+  expectValue(
+    await store.append(sessionId, log.length, batch),
+    log.length + count,
+    `append of ${count} entries at ${log.length}`,
+  );
+  log.push(...batch);
+  return log;
+}
+
+/**
+ * The checks of checkpoints (C8), for a store that declares `checkpoints: true`; each passes at
+ * once for a store that does not (a store without checkpoints still works).
+ */
+function checkpointChecks<S extends SessionStore>(
+  withStore: WithReopen<S>,
+  reopen: boolean,
+): SessionStoreCheck[] {
+  /** Runs `body` only when the store declares checkpoints. */
+  const withCheckpoints = (
+    body: (store: S, ids: (name: string) => string, reopened: () => Promise<S>) => Promise<void>,
+  ) =>
+    withStore(async (store, ids, reopened) => {
+      if (store.checkpoints !== true) return;
+      await body(store, ids, reopened);
+    });
+
+  const checks: SessionStoreCheck[] = [
+    {
+      name: "C8: a store that declares checkpoints: true implements saveCheckpoint",
+      run: withStore(async (store) => {
+        if (store.checkpoints !== undefined && typeof store.checkpoints !== "boolean") {
+          fail(`checkpoints is ${show(store.checkpoints)}: declare it as true, or leave it out.`);
+        }
+        if (store.checkpoints === true && typeof store.saveCheckpoint !== "function") {
+          fail(
+            `checkpoints is true but saveCheckpoint is ${show(typeof store.saveCheckpoint)}: a store that keeps checkpoints implements saveCheckpoint(sessionId, { version, state }).`,
+          );
+        }
+      }),
+    },
+    {
+      name: "C8: load without fromCheckpoint returns every entry and no checkpoint, and a session without a checkpoint loads whole with it",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-whole");
+        const log = await appendTo(store, sessionId, [], 6);
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          undefined,
+          log,
+          "load with fromCheckpoint of a session without a checkpoint",
+        );
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, ids("cp-never-written")),
+          undefined,
+          [],
+          "load with fromCheckpoint of an unknown session",
+        );
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: 4, state: stateAt(4) }),
+          true,
+          "saveCheckpoint at 4 of 6",
+        );
+        expectFromCheckpoint(await store.load(sessionId), undefined, log, "load()");
+        expectFromCheckpoint(await store.load(sessionId, {}), undefined, log, "load(id, {})");
+        expectFromCheckpoint(
+          await store.load(sessionId, { fromCheckpoint: false }),
+          undefined,
+          log,
+          "load(id, { fromCheckpoint: false })",
+        );
+      }),
+    },
+    {
+      name: "C8: load with fromCheckpoint returns the latest checkpoint and only the entries after it, with the session's version",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-tail");
+        const log = await appendTo(store, sessionId, [], 10);
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: 4, state: stateAt(4) }),
+          true,
+          "saveCheckpoint at 4 of 10",
+        );
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          { version: 4, state: stateAt(4) },
+          log,
+          "load from the checkpoint at 4 of 10",
+        );
+        await appendTo(store, sessionId, log, 3);
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          { version: 4, state: stateAt(4) },
+          log,
+          "load from the checkpoint at 4 after 3 more entries",
+        );
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: 12, state: stateAt(12) }),
+          true,
+          "saveCheckpoint at 12 of 13",
+        );
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          { version: 12, state: stateAt(12) },
+          log,
+          "load from the newer checkpoint at 12 of 13",
+        );
+        expectSnapshot(await store.load(sessionId), log, "load() after two checkpoints");
+        // The version of a load from the checkpoint is the one to append at.
+        const { version } = await loadFromCheckpoint(store, sessionId);
+        expectValue(
+          await store.append(sessionId, version, [entry({ n: 13 })]),
+          14,
+          "append at the version a load from the checkpoint gave",
+        );
+      }),
+    },
+    {
+      name: "C8: a checkpoint at the session's whole version leaves no entries after it",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-full");
+        const log = await appendTo(store, sessionId, [], 5);
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: 5, state: stateAt(5) }),
+          true,
+          "saveCheckpoint at 5 of 5",
+        );
+        const snapshot = await loadFromCheckpoint(store, sessionId);
+        expectFromCheckpoint(snapshot, { version: 5, state: stateAt(5) }, log, "load at 5 of 5");
+        await appendTo(store, sessionId, log, 1);
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          { version: 5, state: stateAt(5) },
+          log,
+          "load from the checkpoint at 5 after one more entry",
+        );
+        const one = ids("cp-one");
+        const single = await appendTo(store, one, [], 1);
+        expectValue(
+          await saveCheckpoint(store, one, { version: 1, state: stateAt(1) }),
+          true,
+          "saveCheckpoint at 1 of 1",
+        );
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, one),
+          { version: 1, state: stateAt(1) },
+          single,
+          "load at 1 of 1",
+        );
+      }),
+    },
+    {
+      name: "C8: a checkpoint older than or as old as the session's is refused (false), and the newer one stays",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-older");
+        const log = await appendTo(store, sessionId, [], 8);
+        const kept = { version: 5, state: stateAt(5, "kept") };
+        expectValue(await saveCheckpoint(store, sessionId, kept), true, "saveCheckpoint at 5");
+        for (const version of [5, 4, 1]) {
+          expectValue(
+            await saveCheckpoint(store, sessionId, { version, state: stateAt(version, "late") }),
+            false,
+            `saveCheckpoint at ${version} after the checkpoint at 5`,
+          );
+          expectFromCheckpoint(
+            await loadFromCheckpoint(store, sessionId),
+            kept,
+            log,
+            `load after a refused checkpoint at ${version}`,
+          );
+        }
+        const newer = { version: 6, state: stateAt(6) };
+        expectValue(await saveCheckpoint(store, sessionId, newer), true, "saveCheckpoint at 6");
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          newer,
+          log,
+          "load after the checkpoint at 6",
+        );
+      }),
+    },
+    {
+      name: "C8: a checkpoint beyond the session's version is refused (false) and changes nothing",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-beyond");
+        const log = await appendTo(store, sessionId, [], 3);
+        for (const version of [4, 100, Number.MAX_SAFE_INTEGER]) {
+          expectValue(
+            await saveCheckpoint(store, sessionId, { version, state: stateAt(version) }),
+            false,
+            `saveCheckpoint at ${version} of a session at version 3`,
+          );
+        }
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          undefined,
+          log,
+          "load after checkpoints beyond the session were refused",
+        );
+        const kept = { version: 2, state: stateAt(2) };
+        expectValue(await saveCheckpoint(store, sessionId, kept), true, "saveCheckpoint at 2 of 3");
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: 4, state: stateAt(4) }),
+          false,
+          "saveCheckpoint at 4 of 3 after one at 2",
+        );
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          kept,
+          log,
+          "load after a checkpoint beyond the session was refused",
+        );
+        await appendTo(store, sessionId, log, 1);
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: 4, state: stateAt(4) }),
+          true,
+          "saveCheckpoint at 4 once the session holds 4 entries",
+        );
+      }),
+    },
+    {
+      name: "C8: a checkpoint of an unknown session is refused (false) and does not create the session",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-unknown");
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: 1, state: stateAt(1) }),
+          false,
+          "saveCheckpoint on an unknown session",
+        );
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          undefined,
+          [],
+          "an unknown session after a refused checkpoint",
+        );
+        if ((await store.list()).includes(sessionId)) {
+          fail("a refused checkpoint of an unknown session created it: list() names it.");
+        }
+        const log = await appendTo(store, sessionId, [], 2);
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          undefined,
+          log,
+          "the session once written, after a refused checkpoint",
+        );
+      }),
+    },
+    {
+      name: "C8: a checkpoint's state round-trips exactly: any JSON value, unicode, nested values with key order, 1 MB",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-state-ünïcödé-😀");
+        const manyKeys: Record<string, JsonValue> = {};
+        for (let n = 99; n >= 0; n--) manyKeys[`key-${n}`] = n;
+        let deep: JsonValue = { bottom: true };
+        for (let level = 40; level > 0; level--) {
+          deep = level % 2 === 0 ? { level, child: deep } : [level, deep];
+        }
+        const states: JsonValue[] = [
+          { format: 1, messages: [] },
+          "a string state",
+          0,
+          -1.5e-7,
+          Number.MAX_SAFE_INTEGER,
+          true,
+          false,
+          null,
+          [],
+          {},
+          [1, "two", null, true, { three: 3 }, [4, [5, []]]],
+          {
+            zFirst: { z: 1, a: 2, m: 3 },
+            manyKeys,
+            deep,
+            strings: [
+              "😀 👩‍👩‍👧‍👦 🏳️‍🌈 𝕃𝕒𝕥𝕥𝕚𝕔𝕖 𠀀",
+              "中文 日本語 한국어 مرحبا שלום",
+              "e\u0301 \u0000 NUL \u0001\u001f\u007f controls, line\nbreaks\r\n\u2028\u2029",
+              '\uFEFF \u200B \u202E quote " backslash \\ <script>',
+            ],
+            "ключ 🔑": "значение",
+            "": "empty key",
+            "\u0000": "NUL key",
+          },
+          {
+            summary: repeatTo("Lattice keeps a 1 MB checkpoint whole. ", 1 << 20),
+            mixed: repeatTo("ünïcödé 中文 😀 \u0000 \n ", 1 << 18),
+          },
+        ];
+        const log = await appendTo(store, sessionId, [], states.length + 1);
+        for (const [index, state] of states.entries()) {
+          const version = index + 1;
+          expectValue(
+            await saveCheckpoint(store, sessionId, { version, state }),
+            true,
+            `saveCheckpoint of state ${index} (${show(state, 40)})`,
+          );
+          const snapshot = await loadFromCheckpoint(store, sessionId);
+          expectFromCheckpoint(
+            snapshot,
+            { version, state },
+            log,
+            `the checkpoint of state ${index}`,
+          );
+          if (state !== null && typeof state === "object" && !Array.isArray(state)) {
+            const keys = Object.keys(snapshot.checkpoint!.state as object);
+            if (keys.join() !== Object.keys(state).join()) {
+              fail(
+                `state ${index}: its keys came back in another order (${show(keys.slice(0, 5))}...): keep the state's JSON text as saved (for example Postgres json or text, not jsonb).`,
+              );
+            }
+          }
+        }
+        const large = (await loadFromCheckpoint(store, sessionId)).checkpoint!.state as {
+          summary: string;
+        };
+        expectValue(large.summary.length, 1 << 20, "the 1 MB string's length");
+      }),
+    },
+    {
+      name: "C8: checkpoints are copies: changing a saved or a loaded state changes nothing stored",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-copies");
+        const log = await appendTo(store, sessionId, [], 3);
+        const original: JsonValue = { format: 1, messages: [{ role: "user", text: "original" }] };
+        const saved = JSON.parse(JSON.stringify(original)) as {
+          format: number;
+          messages: { text: string }[];
+        };
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: 2, state: saved }),
+          true,
+          "saveCheckpoint at 2",
+        );
+        saved.format = 99;
+        saved.messages[0]!.text = "changed after save";
+        const first = await loadFromCheckpoint(store, sessionId);
+        expectFromCheckpoint(
+          first,
+          { version: 2, state: original },
+          log,
+          "a load after the saved state was changed",
+        );
+        try {
+          const loaded = first.checkpoint!.state as { messages: { text: string }[] };
+          loaded.messages[0]!.text = "changed after load";
+          loaded.messages.push({ text: "extra" });
+          (first.checkpoint as { version: number }).version = 1;
+          (first.entries as SessionEntry[]).length = 0;
+        } catch {
+          // A store may return frozen values: then nothing could change.
+        }
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          { version: 2, state: original },
+          log,
+          "a load after a loaded state was changed",
+        );
+      }),
+    },
+    {
+      name: "C8: delete removes a session's checkpoint: written again, the session has none until one is saved",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-delete");
+        const kept = ids("cp-delete-keep");
+        await appendTo(store, sessionId, [], 5);
+        const keptLog = await appendTo(store, kept, [], 2);
+        const keptCheckpoint = { version: 1, state: stateAt(1, "neighbour") };
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: 4, state: stateAt(4) }),
+          true,
+          "saveCheckpoint at 4",
+        );
+        expectValue(
+          await saveCheckpoint(store, kept, keptCheckpoint),
+          true,
+          "saveCheckpoint of another session",
+        );
+        expectValue(await store.delete(sessionId), true, "delete of a session with a checkpoint");
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          undefined,
+          [],
+          "a deleted session loaded with fromCheckpoint",
+        );
+        const again = await appendTo(store, sessionId, [], 2);
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          undefined,
+          again,
+          "a session written again after delete",
+        );
+        // The deleted checkpoint covered 4 entries: a new one at 1 is not "older".
+        const fresh = { version: 1, state: stateAt(1, "fresh") };
+        expectValue(
+          await saveCheckpoint(store, sessionId, fresh),
+          true,
+          "saveCheckpoint at 1 of the session written again",
+        );
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          fresh,
+          again,
+          "the session written again, with its own checkpoint",
+        );
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, kept),
+          keptCheckpoint,
+          keptLog,
+          "the other session after a delete",
+        );
+      }),
+    },
+    {
+      name: "C8: appends and checkpoint saves racing: every load from the checkpoint fits its entries and is never older than what was acknowledged, and the newest checkpoint stays",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-race");
+        const log: SessionEntry[] = [];
+        await appendTo(store, sessionId, log, 2);
+        /** The session's version and its newest checkpoint, as acknowledged so far. */
+        let acknowledged = 2;
+        let newest = 0;
+        let done = false;
+        let loads = 0;
+        const appender = async () => {
+          try {
+            for (let round = 0; round < 40; round++) {
+              await appendTo(store, sessionId, log, (round % 3) + 1);
+              acknowledged = log.length;
+            }
+          } finally {
+            done = true;
+          }
+        };
+        /** Saves behind the acknowledged version by `lag` entries, or ahead of it by one. */
+        const saver = async (lag: number) => {
+          while (!done) {
+            const version = Math.max(1, acknowledged - lag);
+            const saved = await saveCheckpoint(store, sessionId, {
+              version,
+              state: stateAt(version),
+            });
+            if (typeof saved !== "boolean") {
+              fail(`saveCheckpoint resolved with ${show(saved)}, not true or false.`);
+            }
+            if (saved) newest = Math.max(newest, version);
+          }
+        };
+        const reader = async () => {
+          while (!done) {
+            const [version, checkpoint] = [acknowledged, newest];
+            const snapshot = await loadFromCheckpoint(store, sessionId);
+            loads++;
+            const got = snapshot.checkpoint;
+            const what = `a load from the checkpoint while appends and saves race (load ${loads})`;
+            if (snapshot.version < version) {
+              fail(
+                `${what}: version ${snapshot.version}, though ${version} was acknowledged before the load.`,
+              );
+            }
+            if (got === undefined) {
+              if (checkpoint > 0) {
+                fail(
+                  `${what}: no checkpoint, though the one at ${checkpoint} was acknowledged before the load.`,
+                );
+              }
+              expectSnapshot(snapshot, numbered(snapshot.version), what);
+              continue;
+            }
+            if (got.version < checkpoint) {
+              fail(
+                `${what}: the checkpoint at ${got.version}, though the one at ${checkpoint} was acknowledged before the load.`,
+              );
+            }
+            if (got.version + snapshot.entries.length !== snapshot.version) {
+              fail(
+                `${what}: a checkpoint at ${got.version} with ${snapshot.entries.length} entries after it, but version ${snapshot.version}: the checkpoint and the entries were not read in one atomic step.`,
+              );
+            }
+            expectFromCheckpoint(
+              snapshot,
+              { version: got.version, state: stateAt(got.version) },
+              numbered(snapshot.version),
+              what,
+            );
+          }
+        };
+        await Promise.all([
+          appender(),
+          saver(0),
+          saver(3),
+          saver(-1),
+          saver(7),
+          reader(),
+          reader(),
+        ]);
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          { version: newest, state: stateAt(newest) },
+          log,
+          "the session after the race (the newest checkpoint acknowledged must stay)",
+        );
+        const all = log.length;
+        expectValue(
+          await saveCheckpoint(store, sessionId, { version: all, state: stateAt(all) }),
+          newest < all,
+          `saveCheckpoint at the final version ${all} (the newest checkpoint was at ${newest})`,
+        );
+      }),
+    },
+    {
+      name: "C8: bad arguments to saveCheckpoint and load are refused with InvalidOptionError and change nothing",
+      run: withCheckpoints(async (store, ids) => {
+        const sessionId = ids("cp-arguments");
+        const log = await appendTo(store, sessionId, [], 3);
+        const kept = { version: 2, state: stateAt(2) };
+        expectValue(await saveCheckpoint(store, sessionId, kept), true, "saveCheckpoint at 2");
+        const cyclic: Record<string, unknown> = { format: 1 };
+        cyclic.self = cyclic;
+        const invalid = ["invalid_option"];
+        const badSaves: [string, unknown, unknown, readonly string[]][] = [
+          ["an empty sessionId", "", { version: 3, state: {} }, invalid],
+          ["a sessionId that is not a string", 42, { version: 3, state: {} }, invalid],
+          ["no checkpoint", sessionId, undefined, invalid],
+          ["a null checkpoint", sessionId, null, invalid],
+          ["a checkpoint that is a number", sessionId, 3, invalid],
+          ["a checkpoint that is an array", sessionId, [3, {}], invalid],
+          ["version 0", sessionId, { version: 0, state: {} }, invalid],
+          ["version -1", sessionId, { version: -1, state: {} }, invalid],
+          ["version 2.5", sessionId, { version: 2.5, state: {} }, invalid],
+          ['version "3"', sessionId, { version: "3", state: {} }, invalid],
+          ["version NaN", sessionId, { version: Number.NaN, state: {} }, invalid],
+          ["version 2^53", sessionId, { version: 2 ** 53, state: {} }, invalid],
+          ["no version", sessionId, { state: {} }, invalid],
+          ["no state", sessionId, { version: 3 }, invalid],
+          ["a state that is undefined", sessionId, { version: 3, state: undefined }, invalid],
+          ["a Date in the state", sessionId, { version: 3, state: { at: new Date(0) } }, invalid],
+          ["a Map as the state", sessionId, { version: 3, state: new Map() }, invalid],
+          ["Infinity in the state", sessionId, { version: 3, state: [Infinity] }, invalid],
+          ["NaN as the state", sessionId, { version: 3, state: Number.NaN }, invalid],
+          ["a BigInt in the state", sessionId, { version: 3, state: { n: 1n } }, invalid],
+          ["a function in the state", sessionId, { version: 3, state: { f: () => 1 } }, invalid],
+          ["undefined in an array", sessionId, { version: 3, state: [1, undefined] }, invalid],
+          ["a state that contains itself", sessionId, { version: 3, state: cyclic }, invalid],
+          [
+            "an unknown key in the checkpoint",
+            sessionId,
+            { version: 3, state: {}, note: "x" },
+            ["invalid_option", "unknown_option"],
+          ],
+        ];
+        for (const [what, id, checkpoint, codes] of badSaves) {
+          await expectRefused(
+            () => saveCheckpoint(store, id as string, checkpoint as SessionCheckpoint),
+            codes,
+            `saveCheckpoint with ${what}`,
+          );
+        }
+        const badLoads: [string, unknown, unknown, readonly string[]][] = [
+          ["an empty sessionId", "", { fromCheckpoint: true }, invalid],
+          ['fromCheckpoint "yes"', sessionId, { fromCheckpoint: "yes" }, invalid],
+          ["fromCheckpoint 1", sessionId, { fromCheckpoint: 1 }, invalid],
+          ["options that are a number", sessionId, 5, invalid],
+          ["options that are null", sessionId, null, invalid],
+          ["an unknown option", sessionId, { fromCheckpont: true }, ["unknown_option"]],
+        ];
+        for (const [what, id, options, codes] of badLoads) {
+          await expectRefused(
+            () => store.load(id as string, options as { fromCheckpoint?: boolean }),
+            codes,
+            `load with ${what}`,
+          );
+        }
+        expectFromCheckpoint(
+          await loadFromCheckpoint(store, sessionId),
+          kept,
+          log,
+          "the session after refused arguments",
+        );
+        expectSnapshot(await store.load(sessionId), log, "load() after refused arguments");
+      }),
+    },
+  ];
+
+  if (reopen) {
+    checks.push({
+      name: "C8: a checkpoint survives closing and reopening the store",
+      run: withCheckpoints(async (store, ids, reopened) => {
+        const sessionId = ids("cp-reopen");
+        const log = await appendTo(store, sessionId, [], 6);
+        const kept = { version: 4, state: stateAt(4, "ünïcödé 😀 中文") };
+        expectValue(await saveCheckpoint(store, sessionId, kept), true, "saveCheckpoint at 4");
+        let current = await reopened();
+        expectFromCheckpoint(
+          await loadFromCheckpoint(current, sessionId),
+          kept,
+          log,
+          "load from the checkpoint after a reopen",
+        );
+        expectValue(
+          await saveCheckpoint(current, sessionId, { version: 3, state: stateAt(3) }),
+          false,
+          "saveCheckpoint at 3 after a reopen (the checkpoint at 4 survived)",
+        );
+        await appendTo(current, sessionId, log, 2);
+        const newer = { version: 7, state: stateAt(7) };
+        expectValue(
+          await saveCheckpoint(current, sessionId, newer),
+          true,
+          "saveCheckpoint at 7 after a reopen",
+        );
+        current = await reopened();
+        expectFromCheckpoint(
+          await loadFromCheckpoint(current, sessionId),
+          newer,
+          log,
+          "load from the checkpoint after a second reopen",
+        );
+      }),
+    });
+  }
+  return checks;
 }
 
 /**

@@ -1,0 +1,566 @@
+import type {
+  ContentBlock,
+  ModelMessage,
+  ModelProviderV1,
+  ModelResponse,
+  ToolResultBlock,
+} from "@lattice/providers";
+import { ProviderError } from "@lattice/providers";
+import { historyProblem } from "./check-history.js";
+import type {
+  ClearToolResultsStrategy,
+  CompactStrategy,
+  ContextFunction,
+  ContextStrategy,
+} from "./context-options.js";
+import { estimateBlock, estimateFixed, estimateFrom, estimateTokens } from "./context-size.js";
+import { errorMessage, toJson } from "./error-message.js";
+import { abortedError } from "./finish-run.js";
+import { textOf } from "./reply-content.js";
+import type { RunContext } from "./resolve-context.js";
+import type { RunEnv, StepOutcome } from "./run-env.js";
+import { type CompactionEntry, ENTRY_V3 } from "./run-log-entry.js";
+import { appendEntry, settleStep } from "./run-log-sink.js";
+import type { RunUsage } from "./sdk-message.js";
+
+/** The words before a `compact` summary in the conversation. Internal. */
+export const SUMMARY_PREFIX =
+  "This conversation continues from an earlier part that was compacted to save context. Summary of the earlier part:\n\n";
+
+/** The characters of one tool result or tool input a compaction's transcript keeps. */
+const TRANSCRIPT_BLOCK_CHARS = 4000;
+
+/** Where the provider's count is asked for with `countTokens: "provider"`: within 20 % of the threshold. */
+const PROVIDER_COUNT_MARGIN = 0.8;
+
+type Finish = Exclude<StepOutcome, undefined | { type: "interrupt" }>;
+
+/** Why a context stage runs: the threshold, or the API's refusal of a request as too long. */
+export type ContextTrigger = "threshold" | "overflow" | "manual";
+
+/**
+ * The size of the request the next model call would send, in tokens (C1): the latest count
+ * (the input the API counted for the previous call, or a compaction's size after it) plus the
+ * estimate of the messages added since; the whole request estimated when nothing was counted.
+ * Internal.
+ */
+export function requestTokens(env: RunEnv): number {
+  const { state, runtime } = env;
+  const messages = state.messages;
+  if (state.countedTokens >= 0) {
+    return state.countedTokens + estimateFrom(messages, state.countedMessages);
+  }
+  return estimateFixed(runtime.request.system, runtime.request.tools) + estimateFrom(messages, 0);
+}
+
+/**
+ * The context stage before a model call (C2): when the request would pass the threshold, the
+ * strategies run in order until it fits, each change a `compaction` entry (C3), stored before
+ * the call (C5: a crash during a compaction resumes by compacting again, never by sending the
+ * over-long request). After an overflow (C4) the strategies aim lower: at the share of the
+ * request the API said fits. Internal.
+ *
+ * @returns A finish outcome when a strategy failed (its model call, a function's conversation)
+ *   or the store did; nothing otherwise, whether or not it fits now.
+ * @throws the run's abort error when it aborts.
+ */
+export async function manageContext(
+  env: RunEnv,
+  context: RunContext,
+  trigger: ContextTrigger,
+  overflow?: ProviderError,
+): Promise<Finish | undefined> {
+  let tokens = requestTokens(env);
+  let target = context.maxInputTokens;
+  if (trigger === "overflow") {
+    // The API counted more than the estimate: aim at the share of it that fits.
+    const sent = overflow?.promptTokens;
+    const limit = overflow?.contextLimit;
+    const ratio = sent !== undefined && limit !== undefined && sent > 0 ? limit / sent : 0.5;
+    target = Math.min(target, Math.floor(tokens * ratio * 0.9));
+    if (sent !== undefined && sent > tokens) tokens = sent;
+  } else if (tokens <= target) {
+    if (context.countTokens !== "provider" || tokens < target * PROVIDER_COUNT_MARGIN) {
+      return undefined;
+    }
+    const counted = await countWithProvider(env);
+    if (counted === undefined || counted <= target) return undefined;
+    tokens = counted;
+  }
+  let changed = false;
+  for (const strategy of context.strategies) {
+    if (tokens <= target) break;
+    const name = strategyName(strategy);
+    let instructions = typeof strategy === "function" ? undefined : strategyInstructions(strategy);
+    if (context.onCompact !== undefined) {
+      let verdict: Awaited<ReturnType<NonNullable<RunContext["onCompact"]>>>;
+      try {
+        verdict = await context.onCompact({
+          strategy: name,
+          trigger,
+          tokens,
+          maxInputTokens: context.maxInputTokens,
+          instructions,
+          sessionId: env.sessionId,
+          runId: env.runId,
+        });
+      } catch (error) {
+        if (env.signal.aborted) throw abortedError(env);
+        return failed(
+          env,
+          `contextManagement.onCompact failed before the ${name} strategy: ${errorMessage(error)}`,
+        );
+      }
+      if (verdict === false) continue;
+      if (verdict !== undefined && verdict !== null && typeof verdict.instructions === "string") {
+        instructions = verdict.instructions;
+      }
+    }
+    const made =
+      typeof strategy === "function"
+        ? await runFunction(env, strategy, name, tokens, target, trigger)
+        : strategy.type === "clear_tool_results"
+          ? clearResults(env, strategy, tokens, trigger)
+          : await summarize(env, strategy, instructions!, tokens, trigger);
+    if (made === undefined) continue;
+    if ("type" in made && made.type === "finish") return made;
+    const entry = made as CompactionEntry;
+    appendEntry(env, entry);
+    traceCompaction(env, entry);
+    tokens = entry.tokensAfter;
+    changed = true;
+  }
+  if (!changed) return undefined;
+  // Stored before the call (C5); a store failure is a finish, never an interrupt.
+  return (await settleStep(env)) as Finish | undefined;
+}
+
+/** Asks the provider's token-counting endpoint for the request's size (C1), if it has one. */
+async function countWithProvider(env: RunEnv): Promise<number | undefined> {
+  const provider = env.runtime.provider;
+  if (provider.countTokens === undefined) return undefined;
+  try {
+    return await provider.countTokens({
+      ...env.runtime.request,
+      messages: env.state.messages,
+      signal: env.signal,
+    });
+  } catch {
+    if (env.signal.aborted) throw abortedError(env);
+    // Counting is advice: the estimate stands when the endpoint fails.
+    return undefined;
+  }
+}
+
+function strategyName(strategy: ContextStrategy): string {
+  if (typeof strategy === "function") return strategy.name !== "" ? strategy.name : "custom";
+  return strategy.type;
+}
+
+function strategyInstructions(
+  strategy: ClearToolResultsStrategy | CompactStrategy,
+): string | undefined {
+  return strategy.type === "compact" ? strategy.instructions : undefined;
+}
+
+/**
+ * `clearToolResults`: every tool result but the latest `keepLast` (and those of excluded
+ * tools) becomes a placeholder, when that makes it smaller. The calls stay.
+ */
+function clearResults(
+  env: RunEnv,
+  strategy: ClearToolResultsStrategy,
+  tokens: number,
+  trigger: ContextTrigger,
+): CompactionEntry | undefined {
+  const { state } = env;
+  const messages = state.messages;
+  const names = new Map<string, string>();
+  const results: { readonly block: ToolResultBlock; readonly at: number }[] = [];
+  for (let at = 0; at < messages.length; at++) {
+    const content = messages[at]!.content;
+    if (typeof content === "string") continue;
+    for (const block of content as readonly ContentBlock[]) {
+      if (block.type === "tool_use") names.set(block.id, block.name);
+      else if (block.type === "tool_result") results.push({ block, at });
+    }
+  }
+  const excluded = new Set(strategy.exclude);
+  const cleared: { toolUseId: string; placeholder: string }[] = [];
+  let saved = 0;
+  let from = Number.POSITIVE_INFINITY;
+  let to = -1;
+  for (let index = 0; index < results.length - strategy.keepLast; index++) {
+    const { block, at } = results[index]!;
+    const toolName = names.get(block.tool_use_id) ?? "a tool";
+    if (excluded.has(toolName)) continue;
+    const size = estimateBlock(block);
+    const placeholder =
+      typeof strategy.placeholder === "string"
+        ? strategy.placeholder
+        : String(strategy.placeholder({ toolName, toolUseId: block.tool_use_id, tokens: size }));
+    const after = Math.ceil(placeholder.length / 4);
+    // A result already cleared (or small) is left as it is.
+    if (size <= after + 8) continue;
+    cleared.push({ toolUseId: block.tool_use_id, placeholder });
+    saved += size - after;
+    const origin = state.originOf(at);
+    if (origin < from) from = origin;
+    if (origin > to) to = origin;
+  }
+  if (cleared.length === 0) return undefined;
+  return {
+    v: ENTRY_V3,
+    type: "compaction",
+    runId: env.runId,
+    strategy: "clear_tool_results",
+    trigger,
+    entries: { from, to },
+    replaced: 0,
+    cleared,
+    tokensBefore: tokens,
+    tokensAfter: Math.max(0, tokens - saved),
+  };
+}
+
+/**
+ * Where a compaction may cut the conversation so that the latest `keep` turns stay: the index
+ * of the assistant message that begins them, or `undefined` when there is nothing before it to
+ * replace. A turn is a model reply and what follows it, so the cut never separates a
+ * `tool_use` from its `tool_result` (C3).
+ */
+function cutIndex(messages: readonly ModelMessage[], keep: number): number | undefined {
+  let seen = 0;
+  for (let at = messages.length - 1; at > 0; at--) {
+    if (messages[at]!.role !== "assistant") continue;
+    seen++;
+    if (seen === keep) return at >= 2 ? at : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * `compact`: the turns before the latest `keepLastTurns` become one summary, written by a model
+ * call on a transcript of them. The call counts in the run's usage and budgets (C5) and is
+ * traced as a `chat` span marked `lattice.compaction`.
+ */
+async function summarize(
+  env: RunEnv,
+  strategy: CompactStrategy,
+  instructions: string,
+  tokens: number,
+  trigger: ContextTrigger,
+): Promise<CompactionEntry | Finish | undefined> {
+  const { state, runtime, trace, sessionId, runId, signal } = env;
+  const messages = state.messages;
+  const cut = cutIndex(messages, strategy.keepLastTurns);
+  if (cut === undefined) return undefined;
+  const provider: ModelProviderV1 = strategy.provider ?? runtime.provider;
+  const model = strategy.model ?? runtime.model;
+  const prompt = `${transcript(messages, cut)}\n\n---\n\n${instructions}`;
+  const budget = compactionBudget(env, Math.ceil(prompt.length / 4) + strategy.maxTokens);
+  if (budget !== undefined) return budget;
+  const turn = env.run.numTurns + 1;
+  trace?.({
+    type: "model_request_started",
+    time: performance.now(),
+    sessionId,
+    runId,
+    turn,
+    messageCount: 1,
+    maxTokens: strategy.maxTokens,
+    ...(model !== runtime.model ? { model } : {}),
+    purpose: "compaction",
+  });
+  let response: ModelResponse | undefined;
+  try {
+    for await (const event of provider.stream({
+      model,
+      system:
+        "You write summaries of conversations between a user and an AI agent that uses tools, so that the agent can continue the work from the summary alone.",
+      messages: [{ role: "user", content: [{ type: "text", text: prompt }] }],
+      maxTokens: strategy.maxTokens,
+      stream: false,
+      signal,
+    })) {
+      if (event.type === "response") response = event.response;
+      else if (event.type === "retry") {
+        trace?.({
+          type: "model_retry",
+          time: performance.now(),
+          sessionId,
+          runId,
+          turn,
+          attempt: event.attempt,
+          delayMs: event.delayMs,
+          status: event.status,
+          message: event.message,
+        });
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) throw abortedError(env);
+    trace?.({
+      type: "model_request_failed",
+      time: performance.now(),
+      sessionId,
+      runId,
+      turn,
+      message: errorMessage(error),
+      status: (error as { status?: number }).status,
+      purpose: "compaction",
+    });
+    return failed(env, `The compaction's model call (${model}) failed: ${errorMessage(error)}`);
+  }
+  if (signal.aborted) throw abortedError(env);
+  const summary = response === undefined ? "" : textOf(response.message.content).trim();
+  const usage: RunUsage | undefined =
+    response === undefined
+      ? undefined
+      : {
+          inputTokens: response.usage.inputTokens,
+          outputTokens: response.usage.outputTokens,
+          cacheReadInputTokens: response.usage.cacheReadInputTokens ?? 0,
+          cacheCreationInputTokens: response.usage.cacheCreationInputTokens ?? 0,
+        };
+  if (response !== undefined) {
+    trace?.({
+      type: "model_request_finished",
+      time: performance.now(),
+      sessionId,
+      runId,
+      turn,
+      latencyMs: response.latencyMs,
+      usage: usage!,
+      retries: response.retries,
+      stopReason: response.stopReason,
+      responseId: response.id,
+      responseModel: response.model !== "" ? response.model : undefined,
+      requestId: response.requestId,
+      toolCalls: 0,
+      purpose: "compaction",
+    });
+  }
+  if (summary === "") {
+    return failed(
+      env,
+      `The compaction's model call (${model}) gave no summary text (stop reason ${response?.stopReason ?? "none"}). Nothing was replaced.`,
+    );
+  }
+  const replacement: ModelMessage = {
+    role: "user",
+    content: [{ type: "text", text: `${SUMMARY_PREFIX}${summary}` }],
+  };
+  const removed = estimateFrom(messages.slice(0, cut), 0);
+  return {
+    v: ENTRY_V3,
+    type: "compaction",
+    runId,
+    strategy: "compact",
+    trigger,
+    entries: { from: state.originOf(0), to: state.originOf(cut - 1) },
+    replaced: cut,
+    messages: [replacement],
+    tokensBefore: tokens,
+    tokensAfter: Math.max(0, tokens - removed + estimateTokens([replacement])),
+    ...(usage !== undefined ? { usage } : {}),
+    ...(model !== runtime.model ? { model } : {}),
+  };
+}
+
+/** A budget (L11) the compaction's call could pass, as a finish outcome; `undefined` if none. */
+function compactionBudget(env: RunEnv, worstTokens: number): Finish | undefined {
+  const maxTotal = env.steer?.maxTotalTokens;
+  if (maxTotal === undefined) return undefined;
+  const usage = env.run.usage;
+  const spent =
+    usage.inputTokens +
+    usage.outputTokens +
+    usage.cacheReadInputTokens +
+    usage.cacheCreationInputTokens;
+  if (spent + worstTokens <= maxTotal) return undefined;
+  return {
+    type: "finish",
+    subtype: "error_budget",
+    result: "",
+    errors: [
+      `The run would pass its token budget (maxTotalTokens ${maxTotal}) with the compaction's model call: it used ${spent} tokens, and the summary's call could use up to ${worstTokens} more, so it was not made. Raise maxTotalTokens.`,
+    ],
+  };
+}
+
+/** A plain transcript of the first `end` messages, for the summary's model call. */
+function transcript(messages: readonly ModelMessage[], end: number): string {
+  const names = new Map<string, string>();
+  const lines: string[] = [];
+  for (let at = 0; at < end; at++) {
+    const message = messages[at]!;
+    const speaker = message.role === "user" ? "User" : "Assistant";
+    if (typeof message.content === "string") {
+      lines.push(`${speaker}: ${message.content}`);
+      continue;
+    }
+    for (const block of message.content as readonly ContentBlock[]) {
+      switch (block.type) {
+        case "text":
+          lines.push(`${speaker}: ${block.text}`);
+          break;
+        case "tool_use":
+          names.set(block.id, block.name);
+          lines.push(
+            `Assistant called the tool ${block.name} with ${cut(JSON.stringify(block.input ?? {}))}`,
+          );
+          break;
+        case "tool_result": {
+          const name = names.get(block.tool_use_id) ?? "a tool";
+          const content = block.content as string | readonly ContentBlock[] | undefined;
+          const text =
+            typeof content === "string"
+              ? content
+              : (content ?? [])
+                  .map((inner) => (inner.type === "text" ? inner.text : `[${inner.type}]`))
+                  .join("\n");
+          lines.push(
+            `Result of ${name}${block.is_error === true ? " (an error)" : ""}: ${cut(text)}`,
+          );
+          break;
+        }
+        case "thinking":
+        case "redacted_thinking":
+          break;
+        default:
+          lines.push(`${speaker}: [${block.type}]`);
+      }
+    }
+  }
+  return `The conversation so far:\n\n${lines.join("\n\n")}`;
+}
+
+function cut(text: string): string {
+  return text.length <= TRANSCRIPT_BLOCK_CHARS
+    ? text
+    : `${text.slice(0, TRANSCRIPT_BLOCK_CHARS)} [… ${text.length - TRANSCRIPT_BLOCK_CHARS} more characters]`;
+}
+
+/**
+ * A user function: its conversation replaces the whole one, once checked as a caller's
+ * history is (R4) and ending as the conversation did (the next call is sent on it).
+ */
+async function runFunction(
+  env: RunEnv,
+  strategy: ContextFunction,
+  name: string,
+  tokens: number,
+  target: number,
+  trigger: ContextTrigger,
+): Promise<CompactionEntry | Finish | undefined> {
+  const { state, signal } = env;
+  const messages = state.messages;
+  let given: readonly ModelMessage[];
+  try {
+    given = await strategy(messages.slice(), {
+      maxInputTokens: target,
+      tokens,
+      estimate: estimateTokens,
+      signal,
+    });
+  } catch (error) {
+    if (signal.aborted) throw abortedError(env);
+    return failed(env, `The contextManagement strategy "${name}" failed: ${errorMessage(error)}`);
+  }
+  if (signal.aborted) throw abortedError(env);
+  if (given === messages) return undefined;
+  const problem = historyProblem(given);
+  const last = messages[messages.length - 1];
+  const ending = Array.isArray(given)
+    ? (given[given.length - 1] as ModelMessage | undefined)
+    : undefined;
+  if (problem !== undefined || ending === undefined || ending.role !== last?.role) {
+    return failed(
+      env,
+      problem !== undefined
+        ? `The contextManagement strategy "${name}" returned a conversation the model API would refuse: it ${problem}`
+        : `The contextManagement strategy "${name}" returned a conversation that does not end as the run's did (with a ${last?.role ?? "user"} message): the next model call is sent on it.`,
+    );
+  }
+  let copy: ModelMessage[];
+  try {
+    copy = toJson(given) as unknown as ModelMessage[];
+  } catch (error) {
+    return failed(
+      env,
+      `The contextManagement strategy "${name}" returned a conversation that is not JSON: ${errorMessage(error)}`,
+    );
+  }
+  const before = estimateFrom(messages, 0);
+  return {
+    v: ENTRY_V3,
+    type: "compaction",
+    runId: env.runId,
+    strategy: name,
+    trigger,
+    entries: { from: state.originOf(0), to: state.size - 1 },
+    replaced: messages.length,
+    messages: copy,
+    tokensBefore: tokens,
+    tokensAfter: Math.max(0, tokens - before + estimateFrom(copy, 0)),
+  };
+}
+
+function failed(env: RunEnv, error: string): Finish {
+  return {
+    type: "finish",
+    subtype: "error_during_execution",
+    result: "",
+    errors: [error],
+    numTurns: env.run.numTurns,
+  };
+}
+
+function traceCompaction(env: RunEnv, entry: CompactionEntry): void {
+  env.trace?.({
+    type: "compaction",
+    time: performance.now(),
+    sessionId: env.sessionId,
+    runId: env.runId,
+    turn: env.run.numTurns + 1,
+    strategy: entry.strategy,
+    trigger: entry.trigger,
+    messagesReplaced: entry.replaced,
+    toolResultsCleared: entry.cleared?.length ?? 0,
+    tokensBefore: entry.tokensBefore,
+    tokensAfter: entry.tokensAfter,
+  });
+}
+
+/**
+ * Whether a model call failed because its request was longer than the model's window (C4):
+ * the provider's `provider_context_overflow`. Internal.
+ */
+export function isContextOverflow(error: unknown): error is ProviderError {
+  return error instanceof ProviderError && (error.code as string) === "provider_context_overflow";
+}
+
+/**
+ * The end of a run whose request the API refused as too long, when no strategy could make it
+ * fit (C4): names the tokens sent and the option to set. Internal.
+ */
+export function overflowFinish(env: RunEnv, error: ProviderError, retried: boolean): Finish {
+  const sent = error.promptTokens !== undefined ? `${error.promptTokens} tokens` : "a request";
+  const limit = error.contextLimit !== undefined ? ` (the window is ${error.contextLimit})` : "";
+  const advice =
+    env.runtime.context === undefined || env.runtime.context.strategies.length === 0
+      ? "Set contextManagement: { strategies: [clearToolResults(), compact()] } to keep the conversation under the window."
+      : retried
+        ? "The strategies ran once more and the request was still too long: keep fewer turns (compact({ keepLastTurns })), clear more results, or lower maxInputTokens."
+        : "Lower contextManagement.maxInputTokens.";
+  return {
+    type: "finish",
+    subtype: "error_context_overflow",
+    result: "",
+    errors: [
+      `The model API refused ${sent}${limit} as longer than the model's context window${retried ? ", again after a compaction" : ""}. ${advice} (${error.message})`,
+    ],
+    numTurns: env.run.numTurns + 1,
+  };
+}
