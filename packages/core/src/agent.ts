@@ -296,8 +296,9 @@ export interface Agent<TContext = unknown, TOutput = unknown> extends AsyncDispo
    * console.log(`${done.messagesBefore} → ${done.messagesAfter} messages, ${done.tokensBefore} → ${done.tokensAfter} tokens`);
    * ```
    * @throws `SessionError` `session_not_found` for a session without a run, `not_interrupted`
-   *   while its run is unfinished; `InvalidOptionError` for a bad option; an error named
-   *   `"AbortError"` when `signal` aborts.
+   *   while its run is unfinished; `InvalidOptionError` for a bad option; a `LatticeError`
+   *   `compaction_failed` when a strategy failed (the summary's model call, a function's
+   *   conversation), nothing appended; an error named `"AbortError"` when `signal` aborts.
    */
   compact(sessionId: string, options?: CompactOptions): Promise<CompactResult>;
   /**

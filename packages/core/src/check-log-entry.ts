@@ -317,7 +317,8 @@ function compactionProblem(entry: CompactionEntry): string | undefined {
           cleared !== null &&
           typeof cleared === "object" &&
           typeof cleared.toolUseId === "string" &&
-          typeof cleared.placeholder === "string",
+          typeof cleared.placeholder === "string" &&
+          (cleared.message === undefined || Number.isSafeInteger(cleared.message)),
       )
     ) {
       return "has cleared results that are not { toolUseId, placeholder } (strings)";

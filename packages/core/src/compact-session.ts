@@ -1,5 +1,5 @@
 import { createAbortError } from "@lattice/scheduler/internal";
-import { InvalidOptionError } from "@lattice/tools";
+import { InvalidOptionError, LatticeError } from "@lattice/tools";
 import { assertKnownOptions, describeValue } from "@lattice/tools/internal";
 import { type ContextStrategy, compact } from "./context-options.js";
 import { manageContext, requestTokens } from "./context-step.js";
@@ -7,7 +7,7 @@ import { saveCheckpoint } from "./finish-run.js";
 import { storeFailure } from "./load-session.js";
 import { openSessionEnv } from "./open-run.js";
 import type { PreparedAgent } from "./prepare-agent.js";
-import type { RunContext } from "./resolve-context.js";
+import { checkStrategies, type RunContext } from "./resolve-context.js";
 import type { CompactionEntry } from "./run-log-entry.js";
 import type { RunUsage } from "./sdk-message.js";
 import { SessionError } from "./session-error.js";
@@ -71,7 +71,10 @@ export async function compactSession(
   }
   if (signal.aborted) throw createAbortError(signal.reason);
   const runtime = await prepared.getRuntime();
-  const strategies = options?.strategies ?? runtime.context?.strategies ?? [];
+  const strategies =
+    options?.strategies !== undefined
+      ? checkStrategies(options.strategies)
+      : (runtime.context?.strategies ?? []);
   const context: RunContext = {
     // A manual compaction runs every strategy once: no size is small enough to stop it.
     maxInputTokens: 0,
@@ -103,10 +106,9 @@ export async function compactSession(
   const failed = await manageContext(env, context, "manual");
   if (failed !== undefined) {
     if (signal.aborted) throw createAbortError(signal.reason);
-    throw new SessionError(
-      "session_store_failed",
-      sessionId,
-      `compact(): session ${JSON.stringify(sessionId)} was not compacted: ${failed.errors.join(" ")}`,
+    throw new LatticeError(
+      "compaction_failed",
+      `compact(): session ${JSON.stringify(sessionId)} was not compacted: ${failed.errors.join(" ")} Nothing was appended; the session is as it was.`,
     );
   }
   const usage = zeroUsage();

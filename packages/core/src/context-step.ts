@@ -77,8 +77,8 @@ export async function manageContext(
     const sent = overflow?.promptTokens;
     const limit = overflow?.contextLimit;
     const ratio = sent !== undefined && limit !== undefined && sent > 0 ? limit / sent : 0.5;
+    // Both on the estimate's scale, which the strategies' savings are measured in.
     target = Math.min(target, Math.floor(tokens * ratio * 0.9));
-    if (sent !== undefined && sent > tokens) tokens = sent;
   } else if (tokens <= target) {
     if (context.countTokens !== "provider" || tokens < target * PROVIDER_COUNT_MARGIN) {
       return undefined;
@@ -175,24 +175,26 @@ function clearResults(
 ): CompactionEntry | undefined {
   const { state } = env;
   const messages = state.messages;
-  const names = new Map<string, string>();
+  // The results the model has seen: those before its latest reply (the latest results stay).
+  let lastReply = messages.length - 1;
+  while (lastReply > 0 && messages[lastReply]!.role !== "assistant") lastReply--;
   const results: { readonly block: ToolResultBlock; readonly at: number }[] = [];
   for (let at = 0; at < messages.length; at++) {
     const content = messages[at]!.content;
-    if (typeof content === "string") continue;
+    if (typeof content === "string" || messages[at]!.role !== "user") continue;
     for (const block of content as readonly ContentBlock[]) {
-      if (block.type === "tool_use") names.set(block.id, block.name);
-      else if (block.type === "tool_result") results.push({ block, at });
+      if (block.type === "tool_result") results.push({ block, at });
     }
   }
   const excluded = new Set(strategy.exclude);
-  const cleared: { toolUseId: string; placeholder: string }[] = [];
+  const cleared: { toolUseId: string; placeholder: string; message: number }[] = [];
   let saved = 0;
   let from = Number.POSITIVE_INFINITY;
   let to = -1;
   for (let index = 0; index < results.length - strategy.keepLast; index++) {
     const { block, at } = results[index]!;
-    const toolName = names.get(block.tool_use_id) ?? "a tool";
+    if (at > lastReply) break;
+    const toolName = callName(messages[at - 1], block.tool_use_id);
     if (excluded.has(toolName)) continue;
     const size = estimateBlock(block);
     const placeholder =
@@ -202,7 +204,7 @@ function clearResults(
     const after = Math.ceil(placeholder.length / 4);
     // A result already cleared (or small) is left as it is.
     if (size <= after + 8) continue;
-    cleared.push({ toolUseId: block.tool_use_id, placeholder });
+    cleared.push({ toolUseId: block.tool_use_id, placeholder, message: at });
     saved += size - after;
     const origin = state.originOf(at);
     if (origin < from) from = origin;
@@ -221,6 +223,16 @@ function clearResults(
     tokensBefore: tokens,
     tokensAfter: Math.max(0, tokens - saved),
   };
+}
+
+/** The name of the tool a result answers: its call is in the assistant message before it. */
+function callName(message: ModelMessage | undefined, toolUseId: string): string {
+  if (message !== undefined && Array.isArray(message.content)) {
+    for (const block of message.content as readonly ContentBlock[]) {
+      if (block.type === "tool_use" && block.id === toolUseId) return block.name;
+    }
+  }
+  return "a tool";
 }
 
 /**
@@ -456,9 +468,10 @@ async function runFunction(
 ): Promise<CompactionEntry | Finish | undefined> {
   const { state, signal } = env;
   const messages = state.messages;
+  const passed = messages.slice();
   let given: readonly ModelMessage[];
   try {
-    given = await strategy(messages.slice(), {
+    given = await strategy(passed, {
       maxInputTokens: target,
       tokens,
       estimate: estimateTokens,
@@ -469,7 +482,15 @@ async function runFunction(
     return failed(env, `The contextManagement strategy "${name}" failed: ${errorMessage(error)}`);
   }
   if (signal.aborted) throw abortedError(env);
-  if (given === messages) return undefined;
+  // The same conversation given back: nothing to log.
+  if (
+    given === passed ||
+    (Array.isArray(given) &&
+      given.length === messages.length &&
+      given.every((message, index) => message === messages[index]))
+  ) {
+    return undefined;
+  }
   const problem = historyProblem(given);
   const last = messages[messages.length - 1];
   const ending = Array.isArray(given)

@@ -834,3 +834,220 @@ describe("compaction between runs and across steps (C9, C11)", () => {
     expect(s.requests.indexOf(summaries[1]!)).toBe(first + 1);
   });
 });
+
+describe("edges found in review (C3, C8)", () => {
+  it("C3: results the model has not seen yet are never cleared, however many one reply asked for", async () => {
+    let turn = 0;
+    const s = await start((request) => {
+      turn++;
+      if (turn === 1) {
+        return {
+          content: Array.from({ length: 6 }, (_, index) => ({
+            type: "tool_use" as const,
+            name: "read",
+            input: { path: `p${index}` },
+          })),
+        };
+      }
+      void request;
+      return { content: [{ type: "text", text: "done" }] };
+    });
+    const agent = createAgent({
+      ...options(s),
+      contextManagement: { maxInputTokens: 3000, strategies: [clearToolResults({ keepLast: 3 })] },
+    });
+    expect((await agent.run("Read six at once")).subtype).toBe("success");
+    const second = JSON.stringify(messagesOf(s.requests[1]!));
+    expect(second.split(BIG).length - 1).toBe(6);
+  });
+
+  it("C3: a cleared result is found by its message, though a server repeats tool_use ids across turns", () => {
+    const state = new RunLogState();
+    state.apply({
+      v: 1,
+      type: "run_started",
+      runId: "r",
+      time: "t",
+      message: { role: "user", content: "go" },
+    });
+    const usage = {
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    };
+    for (const turn of [1, 2]) {
+      state.apply({
+        v: 1,
+        type: "reply",
+        runId: "r",
+        turn,
+        message: {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "call_lattice_0", name: "read", input: {} }],
+        },
+        stopReason: "tool_use",
+        usage,
+      });
+      state.apply({
+        v: 1,
+        type: "tool_result",
+        runId: "r",
+        toolUseId: "call_lattice_0",
+        toolName: "read",
+        status: "completed",
+        block: {
+          type: "tool_result",
+          tool_use_id: "call_lattice_0",
+          content: [{ type: "text", text: `turn ${turn}` }],
+        },
+      });
+    }
+    state.apply({
+      v: 3,
+      type: "compaction",
+      runId: "r",
+      strategy: "clear_tool_results",
+      trigger: "threshold",
+      entries: { from: 2, to: 2 },
+      replaced: 0,
+      cleared: [{ toolUseId: "call_lattice_0", placeholder: "[cleared]", message: 2 }],
+      tokensBefore: 10,
+      tokensAfter: 5,
+    });
+    const texts = state.messages.map((message) => JSON.stringify(message.content));
+    expect(texts[2]).toContain("[cleared]");
+    expect(texts[4]).toContain("turn 2");
+  });
+
+  it("C2: a function that gives the conversation back unchanged appends nothing", async () => {
+    const s = await start(toolModel(4));
+    const store = memorySessionStore();
+    function keepAll(conversation: readonly ModelMessage[]): readonly ModelMessage[] {
+      return conversation;
+    }
+    const agent = createAgent({
+      ...options(s),
+      sessionStore: store,
+      contextManagement: { maxInputTokens: 1500, strategies: [keepAll] },
+    });
+    expect((await agent.run("Read four files", { sessionId: "same" })).subtype).toBe("success");
+    expect((await entriesOf(store, "same")).some((entry) => entry.type === "compaction")).toBe(
+      false,
+    );
+  });
+
+  it("C3, C8: a compaction of a session whose run ended with calls unanswered leaves a log that folds whole", async () => {
+    const s = await start(() => ({ content: [{ type: "text", text: "ok" }] }));
+    const store = memorySessionStore();
+    const usage = {
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    };
+    await store.append("open", 0, [
+      {
+        v: 1,
+        type: "run_started",
+        runId: "r1",
+        time: "2026-12-01T00:00:00.000Z",
+        message: { role: "user", content: "go" },
+      },
+      {
+        v: 1,
+        type: "reply",
+        runId: "r1",
+        turn: 1,
+        message: {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "a", name: "read", input: { path: "a" } }],
+        },
+        stopReason: "tool_use",
+        usage,
+      },
+      {
+        v: 1,
+        type: "tool_result",
+        runId: "r1",
+        toolUseId: "a",
+        toolName: "read",
+        status: "completed",
+        block: { type: "tool_result", tool_use_id: "a", content: [{ type: "text", text: BIG }] },
+      },
+      {
+        v: 1,
+        type: "reply",
+        runId: "r1",
+        turn: 2,
+        message: {
+          role: "assistant",
+          content: [
+            { type: "tool_use", id: "b", name: "read", input: { path: "b" } },
+            { type: "tool_use", id: "c", name: "read", input: { path: "c" } },
+          ],
+        },
+        stopReason: "tool_use",
+        usage,
+      },
+      {
+        v: 1,
+        type: "tool_result",
+        runId: "r1",
+        toolUseId: "b",
+        toolName: "read",
+        status: "completed",
+        block: { type: "tool_result", tool_use_id: "b", content: [{ type: "text", text: BIG }] },
+      },
+      {
+        v: 1,
+        type: "run_finished",
+        runId: "r1",
+        subtype: "error_during_execution",
+        result: "",
+        errors: ["cut"],
+        numTurns: 2,
+        usage,
+      },
+    ]);
+    const agent = createAgent({ ...options(s), sessionStore: store });
+    const done = await agent.compact("open", { strategies: [clearToolResults({ keepLast: 0 })] });
+    expect(done.compacted).toBe(true);
+    const state = new RunLogState();
+    for (const entry of (await store.load("open")).entries) state.load("open", entry);
+    expect(historyProblem(state.messages)).toBeUndefined();
+    expect((await agent.run("next", { sessionId: "open" })).subtype).toBe("success");
+  });
+
+  it("C8: a worker's first step on a session with a checkpoint reads only the checkpoint and what came after", async () => {
+    const s = await start(toolModel(6));
+    const base = memorySessionStore();
+    const loads: unknown[] = [];
+    const store: SessionStore = {
+      ...base,
+      checkpoints: true,
+      load: (sessionId, loadOptions) => {
+        loads.push(loadOptions);
+        return base.load(sessionId, loadOptions);
+      },
+    } as SessionStore;
+    const agent = createAgent({
+      ...options(s),
+      sessionStore: store,
+      contextManagement: { maxInputTokens: 2500, strategies: [compact()] },
+    });
+    expect((await agent.run("Read six files", { sessionId: "w" })).subtype).toBe("success");
+    loads.length = 0;
+    const first = await agent.step("w", { prompt: "More", runId: "run-2" });
+    expect(first.status).not.toBe("stale");
+    expect(loads).toEqual([{ fromCheckpoint: true }]);
+    // The same first step delivered again is recognised: it does not start the run twice.
+    let step = first;
+    while (step.status === "continue")
+      step = await agent.step("w", { expectedStep: step.nextStep });
+    await agent.run("And more", { sessionId: "w" });
+    await expect(agent.step("w", { prompt: "More", runId: "run-2" })).rejects.toMatchObject({
+      code: "not_interrupted",
+    });
+  });
+});

@@ -319,15 +319,8 @@ async function loadStep(
   const version = snapshot.version;
   if (start.prompt !== undefined && (latest === undefined || latest.runId !== start.runId)) {
     // A first step asked again after its run ended and another began: never a second start.
-    // The run may have started before the checkpoint: then the whole log is read for it.
-    const entries =
-      start.runId !== undefined && snapshot.partial
-        ? (await loadSession(start.store, sessionId, new RunLogState())).entries
-        : snapshot.entries;
-    if (
-      start.runId !== undefined &&
-      entries.some((entry) => entry.type === "run_started" && entry.runId === start.runId)
-    ) {
+    // A run started before a checkpoint is known by the ids the checkpoint keeps (C8).
+    if (start.runId !== undefined && state.hasRun(start.runId)) {
       throw new SessionError(
         "not_interrupted",
         sessionId,

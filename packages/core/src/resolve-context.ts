@@ -134,8 +134,11 @@ export function resolveContext(
   };
 }
 
-/** Checks the strategies: made by clearToolResults() or compact(), or functions. */
-function checkStrategies(given: unknown): readonly ContextStrategy[] {
+/**
+ * Checks the strategies: made by clearToolResults() or compact(), or functions. Also checks
+ * `agent.compact()`'s. Internal.
+ */
+export function checkStrategies(given: unknown): readonly ContextStrategy[] {
   if (given === undefined) return [];
   if (!Array.isArray(given)) {
     throw invalid("strategies", "an array of clearToolResults(), compact() or functions", given);

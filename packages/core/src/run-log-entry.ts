@@ -139,8 +139,15 @@ export interface CompactionEntry extends RunLogEntryBase {
   readonly replaced: number;
   /** What replaces the first `replaced` messages. */
   readonly messages?: readonly ModelMessage[];
-  /** The tool results it cleared: each block's content became `placeholder`. */
-  readonly cleared?: readonly { readonly toolUseId: string; readonly placeholder: string }[];
+  /**
+   * The tool results it cleared: each block's content became `placeholder`. `message` is the
+   * index, in the conversation before the compaction, of the message holding the result.
+   */
+  readonly cleared?: readonly {
+    readonly toolUseId: string;
+    readonly placeholder: string;
+    readonly message?: number;
+  }[];
   /** The request's size before and after, in tokens (as counted or estimated, C1). */
   readonly tokensBefore: number;
   readonly tokensAfter: number;

@@ -13,6 +13,7 @@ import type {
 } from "./run-log-entry.js";
 import { OUTPUT_TOOL_NAME } from "./run-output.js";
 import type { RunUsage } from "./sdk-message.js";
+import { SessionError } from "./session-error.js";
 import type { JsonValue, SessionEntry } from "./session-store.js";
 import { addUsage, type UsageTotals, zeroUsage } from "./usage-totals.js";
 
@@ -77,8 +78,36 @@ export class RunLogState {
    */
   load(sessionId: string, stored: SessionEntry): RunLogEntry {
     const entry = checkLogEntry(sessionId, stored, this.size, this.run);
+    if (entry.type === "compaction" && entry.replaced > this.messages.length) {
+      throw new SessionError(
+        "session_log_invalid",
+        sessionId,
+        `Session ${JSON.stringify(sessionId)}: run log entry ${this.size} (compaction) replaces ${entry.replaced} messages, but the conversation before it has ${this.messages.length}. The log was damaged, or written by something else: nothing was sent to the model and nothing was changed. Delete the session, or restore it from a backup.`,
+      );
+    }
+    if (entry.type === "run_started") this.#rememberRun(entry.runId);
     this.apply(entry);
     return entry;
+  }
+
+  /**
+   * Whether a run of this id started in the stored log loaded so far (a checkpoint's latest
+   * {@link KEPT_RUN_IDS} runs, and the entries after it), so that a first step delivered twice
+   * is not started again. Internal.
+   */
+  hasRun(runId: string): boolean {
+    return this.#runIds?.includes(runId) === true;
+  }
+
+  /**
+   * The ids of the runs whose `run_started` was loaded from a store (or that a checkpoint kept),
+   * the latest last; a checkpoint keeps the latest {@link KEPT_RUN_IDS}.
+   */
+  #runIds: string[] | undefined;
+
+  #rememberRun(runId: string): void {
+    if (this.#runIds === undefined) this.#runIds = [runId];
+    else this.#runIds.push(runId);
   }
 
   /** Applies one entry (already checked) to the conversation and the run. */
@@ -214,7 +243,11 @@ export class RunLogState {
         run.finished = true;
         run.finishedEntry = entry;
         const batch = run.batch;
-        if (batch !== undefined && !batch.complete) this.#closeBatch(batch);
+        if (batch !== undefined && !batch.complete) {
+          this.#closeBatch(batch);
+          // Closed: what follows the end (mail, a compaction) comes after an answered batch.
+          batch.complete = true;
+        }
         return;
       }
     }
@@ -241,8 +274,10 @@ export class RunLogState {
       const kept = (reply.content as readonly ContentBlock[]).filter(
         (block) => block.type !== "tool_use",
       );
-      if (kept.length === 0) messages.pop();
-      else messages[messages.length - 1] = { role: "assistant", content: kept };
+      if (kept.length === 0) {
+        messages.pop();
+        this.#origins.pop();
+      } else messages[messages.length - 1] = { role: "assistant", content: kept };
       return;
     }
     const content: ToolResultBlock[] = batch.toolUses.map(
@@ -280,8 +315,17 @@ export class RunLogState {
     const origins = this.#origins;
     const index = this.size - 1;
     if (entry.cleared !== undefined && entry.cleared.length > 0) {
+      // By message and id: ids may repeat across turns (a server that sends none gets made-up
+      // ones), so a cleared result names the message it is in when the entry knows it.
       const placeholders = new Map<string, string>();
-      for (const cleared of entry.cleared) placeholders.set(cleared.toolUseId, cleared.placeholder);
+      for (const cleared of entry.cleared) {
+        placeholders.set(
+          cleared.message === undefined
+            ? cleared.toolUseId
+            : `${cleared.message}:${cleared.toolUseId}`,
+          cleared.placeholder,
+        );
+      }
       for (let at = 0; at < messages.length; at++) {
         const message = messages[at]!;
         if (message.role !== "user" || !Array.isArray(message.content)) continue;
@@ -290,7 +334,9 @@ export class RunLogState {
         for (let block = 0; block < content.length; block++) {
           const current = content[block]!;
           if (current.type !== "tool_result") continue;
-          const placeholder = placeholders.get(current.tool_use_id);
+          const placeholder =
+            placeholders.get(`${at}:${current.tool_use_id}`) ??
+            placeholders.get(current.tool_use_id);
           if (placeholder === undefined) continue;
           changed ??= [...content];
           changed[block] = {
@@ -347,6 +393,9 @@ export class RunLogState {
       countedMessages: this.countedMessages,
       lastOutputTokens: this.lastOutputTokens,
     };
+    const runIds = [...(this.#runIds ?? [])];
+    if (run !== undefined && runIds.at(-1) !== run.runId) runIds.push(run.runId);
+    state.runIds = runIds.slice(-KEPT_RUN_IDS);
     if (run !== undefined) {
       state.run = {
         runId: run.runId,
@@ -407,6 +456,14 @@ export class RunLogState {
         return false;
       }
     }
+    const runIds = state.runIds;
+    if (
+      runIds !== undefined &&
+      (!Array.isArray(runIds) || !runIds.every((id) => typeof id === "string"))
+    ) {
+      return false;
+    }
+    this.#runIds = runIds === undefined ? undefined : [...(runIds as string[])];
     this.#messages = messages as unknown as ModelMessage[];
     this.#origins = origins as number[];
     this.countedTokens = countedTokens;
@@ -436,6 +493,13 @@ export class RunLogState {
     this.#mail = undefined;
   }
 }
+
+/**
+ * How many of a session's latest run ids a checkpoint keeps (C8), so that a run's first step
+ * delivered again is recognised without reading the whole log: one delivered again after more
+ * than this many later runs of the same session is not.
+ */
+const KEPT_RUN_IDS = 1000;
 
 /** The version of the checkpoints this release writes and reads (C8). */
 const CHECKPOINT_FORMAT = 1;
