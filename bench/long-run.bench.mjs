@@ -11,6 +11,8 @@
 //     rows' (≤ 1.10 × the floor, the goal of performance.md) at both windows, and a ratio that does not grow from turn 100
 //     to turn 200: a loop that re-derived its conversation every turn would fall behind the
 //     floor as the run grows.
+//     The same run over SSE (`stream: true`) beside the floor loop reading the same SSE
+//     (`floorRun(..., stream = true)`): the streaming rows, same windows and goal (issue 28).
 // (2) The same run on a session (`{ sessionId }`), on the memory store and on SQLite (WAL,
 //     synchronous "normal"): every run log entry appended before the next step.
 // (3) `agent.resume(id)` of a session whose log holds a 1,000-message conversation (the
@@ -103,13 +105,13 @@ try {
       },
       { isConcurrencySafe: () => true },
     );
-  const longAgent = (sessionStore) =>
+  const longAgent = (sessionStore, stream = false) =>
     createAgent({
       apiKey: "bench",
       baseURL: server.url,
       model,
       tools: [markingTool()],
-      stream: false,
+      stream,
       maxTurns: LONG_TURNS + 10,
       ...(sessionStore !== undefined ? { sessionStore } : {}),
     });
@@ -118,6 +120,7 @@ try {
   const stateless = longAgent(undefined);
   const onMemory = longAgent(memory);
   const onSqlite = longAgent(sqlite);
+  const streaming = longAgent(undefined, true);
   let sessions = 0;
   const latticeVariant = (agent, store) => async () => {
     const sessionId = store === undefined ? undefined : `long-${sessions++}`;
@@ -137,7 +140,17 @@ try {
       if (message.content[0]?.text !== "final answer") throw new Error("the floor did not end");
       return clock.perTurn();
     },
+    // The same run over SSE, beside a hand-written loop that reads the same SSE (issue 28).
+    floorStreaming: async () => {
+      const message = await floorRun(server.url, model, 1, true, undefined, (use) => {
+        clock.mark(use.input.n);
+        return String(use.input.n);
+      });
+      if (message.content[0]?.text !== "final answer") throw new Error("the floor did not end");
+      return clock.perTurn();
+    },
     stateless: latticeVariant(stateless, undefined),
+    streaming: latticeVariant(streaming, undefined),
     memory: latticeVariant(onMemory, memory),
     sqlite: latticeVariant(onSqlite, sqlite),
   };
@@ -156,13 +169,14 @@ try {
   // one variant at a time: the median of each variant's windows, then their ratio (a median of
   // per-round ratios would be hit by every outlier of either side).
   const summary = (name, window) => median(samples[name].map((sample) => sample[window]));
-  const ratio = (name, window) => summary(name, window) / summary("floor", window);
+  const floorOf = (name) => (name === "streaming" ? "floorStreaming" : "floor");
+  const ratio = (name, window) => summary(name, window) / summary(floorOf(name), window);
   figures.longRun = {};
-  for (const name of ["stateless", "memory", "sqlite"]) {
+  for (const name of ["stateless", "streaming", "memory", "sqlite"]) {
     figures.longRun[name] = {};
     for (const { name: window } of WINDOWS) {
       figures.longRun[name][window] = {
-        floorMicros: summary("floor", window),
+        floorMicros: summary(floorOf(name), window),
         latticeMicros: summary(name, window),
         ratio: ratio(name, window),
       };
@@ -172,13 +186,14 @@ try {
   }
   const label = {
     stateless: "no session",
+    streaming: "no session, streaming (beside a streaming floor)",
     memory: "session, memory store",
     sqlite: "session, SQLite store",
   };
-  for (const name of ["stateless", "memory", "sqlite"]) {
+  for (const name of ["stateless", "streaming", "memory", "sqlite"]) {
     for (const { name: window, from, to } of WINDOWS) {
       const figure = figures.longRun[name][window];
-      const goal = name === "stateless";
+      const goal = name === "stateless" || name === "streaming";
       row(
         `CPU per turn, turns ${from + 1}–${to} of one ${LONG_TURNS + 1}-turn run, ${label[name]}`,
         us(figure.floorMicros),
@@ -194,8 +209,8 @@ try {
       "",
       "",
       drift.toFixed(2),
-      name === "stateless" ? "≤ 1.05 (flat)" : "(reported)",
-      name === "stateless" ? (drift <= 1.05 ? "yes" : "NO") : "",
+      name === "stateless" || name === "streaming" ? "≤ 1.05 (flat)" : "(reported)",
+      name === "stateless" || name === "streaming" ? (drift <= 1.05 ? "yes" : "NO") : "",
     );
   }
 
