@@ -8,7 +8,8 @@ import type {
   RunFinishedEntry,
   ToolResultEntry,
 } from "./run-log-entry.js";
-import type { UsageTotals } from "./usage-totals.js";
+import type { RunUsage } from "./sdk-message.js";
+import { addUsage, type UsageTotals, zeroUsage } from "./usage-totals.js";
 
 /** The tool calls of the run's latest reply and the results logged for them so far. */
 export interface OpenBatch {
@@ -79,4 +80,62 @@ export interface ChildUsage {
   unpriced: boolean;
   /** Their usage by model, of those that reported it. */
   readonly byModel: Map<string, UsageTotals>;
+}
+
+/** A run as its `run_started` entry begins it. Internal. */
+export function newRun(runId: string, startedTime: string): LoggedRun {
+  return {
+    runId,
+    startedTime,
+    finished: false,
+    finishedEntry: undefined,
+    numTurns: 0,
+    usage: zeroUsage(),
+    lastReply: undefined,
+    batch: undefined,
+    pending: undefined,
+    decisions: undefined,
+    answeredApprovalIds: [],
+    guardrails: undefined,
+    tripped: undefined,
+    feedback: undefined,
+    outputFailures: 0,
+    lastOutputError: undefined,
+    fallbackIndex: 0,
+    byModel: undefined,
+    children: undefined,
+  };
+}
+
+/** Adds a reply's usage to its model's, for a reply that names its model (L10). */
+export function addModelUsage(run: LoggedRun, model: string, usage: RunUsage): void {
+  if (run.byModel === undefined) run.byModel = new Map<string, UsageTotals>();
+  let totals = run.byModel.get(model);
+  if (totals === undefined) {
+    totals = zeroUsage();
+    run.byModel.set(model, totals);
+  }
+  addUsage(totals, usage);
+}
+
+/** Adds the usage an agent tool's child run reported: to the run's, and to its children's. */
+export function addChildUsage(run: LoggedRun, usage: RunUsage): void {
+  addUsage(run.usage, usage);
+  if (run.children === undefined) {
+    run.children = { usage: zeroUsage(), costUsd: 0, unpriced: false, byModel: new Map() };
+  }
+  const children = run.children;
+  addUsage(children.usage, usage);
+  if (typeof usage.costUsd === "number") children.costUsd += usage.costUsd;
+  else if (usage.inputTokens + usage.outputTokens > 0) children.unpriced = true;
+  if (usage.byModel !== undefined) {
+    for (const [model, modelUsage] of Object.entries(usage.byModel)) {
+      let totals = children.byModel.get(model);
+      if (totals === undefined) {
+        totals = zeroUsage();
+        children.byModel.set(model, totals);
+      }
+      addUsage(totals, modelUsage);
+    }
+  }
 }

@@ -1,5 +1,4 @@
 import type {
-  ContentBlock,
   ModelProviderV1,
   ModelRequest,
   ModelResponse,
@@ -10,6 +9,7 @@ import { isContextOverflow, manageContext, overflowFinish } from "./context-step
 import { errorMessage } from "./error-message.js";
 import { abortedError } from "./finish-run.js";
 import { appendGuardrail, startInputGuardrails } from "./input-guardrails.js";
+import { traceFinished, traceRetry, usageOf } from "./model-call-trace.js";
 import { OutputDeltas } from "./output-deltas.js";
 import { isCapacityRefusal, isFallbackError, planCall } from "./plan-call.js";
 import type { RunEnv, StepOutcome } from "./run-env.js";
@@ -17,7 +17,6 @@ import { ENTRY_V1, ENTRY_V2, type ReplyEntry } from "./run-log-entry.js";
 import { appendEntry, settleStep } from "./run-log-sink.js";
 import { OUTPUT_TOOL_NAME, toolMapOf } from "./run-output.js";
 import type { RunSteering } from "./run-steering.js";
-import type { RunUsage } from "./sdk-message.js";
 
 /**
  * The model step: the team mail that arrived since the last reply (a `mail` entry), the tool
@@ -214,7 +213,7 @@ async function streamCall(
   turn: number,
   deltas: OutputDeltas | undefined,
 ): Promise<CallResult> {
-  const { runtime, trace, sessionId, runId, signal, mayStart } = env;
+  const { runtime, sessionId, runId, signal, mayStart } = env;
   let response: ModelResponse | undefined;
   // Under a lease, a retry's wait ends with a check of it, made just before the provider sends
   // the retry: a process frozen during the wait sends nothing when it wakes (H28).
@@ -232,17 +231,7 @@ async function streamCall(
           if (!mayStart()) break;
           retryCheck = checkBeforeRetry(mayStart, event.delayMs);
         }
-        trace?.({
-          type: "model_retry",
-          time: performance.now(),
-          sessionId,
-          runId,
-          turn,
-          attempt: event.attempt,
-          delayMs: event.delayMs,
-          status: event.status,
-          message: event.message,
-        });
+        traceRetry(env, turn, event);
       }
       if (runtime.includePartialMessages) {
         const parentToolUseId = env.placement.parentToolUseId;
@@ -338,30 +327,11 @@ function logReply(
   response: ModelResponse,
   extras: ReplyExtras | undefined,
 ): void {
-  const { trace, sessionId, runId } = env;
+  const { runId } = env;
   const content = response.message.content;
-  const reported = response.usage;
-  const usage: RunUsage = {
-    inputTokens: reported.inputTokens,
-    outputTokens: reported.outputTokens,
-    cacheReadInputTokens: reported.cacheReadInputTokens ?? 0,
-    cacheCreationInputTokens: reported.cacheCreationInputTokens ?? 0,
-  };
-  trace?.({
-    type: "model_request_finished",
-    time: performance.now(),
-    sessionId,
-    runId,
-    turn,
-    latencyMs: response.latencyMs,
-    usage,
-    retries: response.retries,
-    stopReason: response.stopReason,
-    responseId: response.id,
-    responseModel: response.model !== "" ? response.model : undefined,
-    requestId: response.requestId,
-    toolCalls: countToolUses(content),
-  });
+  const usage = usageOf(response);
+  // Not built when nobody listens (the plain path's hot loop).
+  if (env.trace !== undefined) traceFinished(env, turn, response, usage);
   const entry: ReplyEntry = {
     v: ENTRY_V1,
     type: "reply",
@@ -426,12 +396,6 @@ function checkBeforeRetry(mayStart: () => boolean, delayMs: number): ReturnType<
   const timer = setTimeout(mayStart, Math.max(0, delayMs - 1));
   timer.unref?.();
   return timer;
-}
-
-function countToolUses(content: readonly ContentBlock[]): number {
-  let count = 0;
-  for (const block of content) if (block.type === "tool_use") count++;
-  return count;
 }
 
 function ignore(): void {}

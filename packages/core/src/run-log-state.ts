@@ -2,7 +2,13 @@ import type { ContentBlock, ModelMessage, ToolResultBlock } from "@lattice/provi
 import type { TextBlock } from "@lattice/tools";
 import { historyProblem } from "./check-history.js";
 import { checkLogEntry, checkStoredEntry } from "./check-log-entry.js";
-import type { LoggedRun, OpenBatch } from "./logged-run.js";
+import {
+  addChildUsage,
+  addModelUsage,
+  type LoggedRun,
+  newRun,
+  type OpenBatch,
+} from "./logged-run.js";
 import { blockText } from "./next-step.js";
 import { duplicateToolUseId, toolUsesOf } from "./reply-content.js";
 import type {
@@ -12,10 +18,9 @@ import type {
   RunLogEntry,
 } from "./run-log-entry.js";
 import { OUTPUT_TOOL_NAME } from "./run-output.js";
-import type { RunUsage } from "./sdk-message.js";
 import { SessionError } from "./session-error.js";
 import type { JsonValue, SessionEntry } from "./session-store.js";
-import { addUsage, type UsageTotals, zeroUsage } from "./usage-totals.js";
+import { addUsage } from "./usage-totals.js";
 
 /**
  * A run log folded into what the loop needs: the conversation (R2) and the state of the latest
@@ -503,61 +508,3 @@ const KEPT_RUN_IDS = 1000;
 
 /** The version of the checkpoints this release writes and reads (C8). */
 const CHECKPOINT_FORMAT = 1;
-
-/** A run as its `run_started` entry begins it. */
-function newRun(runId: string, startedTime: string): LoggedRun {
-  return {
-    runId,
-    startedTime,
-    finished: false,
-    finishedEntry: undefined,
-    numTurns: 0,
-    usage: zeroUsage(),
-    lastReply: undefined,
-    batch: undefined,
-    pending: undefined,
-    decisions: undefined,
-    answeredApprovalIds: [],
-    guardrails: undefined,
-    tripped: undefined,
-    feedback: undefined,
-    outputFailures: 0,
-    lastOutputError: undefined,
-    fallbackIndex: 0,
-    byModel: undefined,
-    children: undefined,
-  };
-}
-
-/** Adds a reply's usage to its model's, for a reply that names its model (L10). */
-function addModelUsage(run: LoggedRun, model: string, usage: RunUsage): void {
-  if (run.byModel === undefined) run.byModel = new Map<string, UsageTotals>();
-  let totals = run.byModel.get(model);
-  if (totals === undefined) {
-    totals = zeroUsage();
-    run.byModel.set(model, totals);
-  }
-  addUsage(totals, usage);
-}
-
-/** Adds the usage an agent tool's child run reported: to the run's, and to its children's. */
-function addChildUsage(run: LoggedRun, usage: RunUsage): void {
-  addUsage(run.usage, usage);
-  if (run.children === undefined) {
-    run.children = { usage: zeroUsage(), costUsd: 0, unpriced: false, byModel: new Map() };
-  }
-  const children = run.children;
-  addUsage(children.usage, usage);
-  if (typeof usage.costUsd === "number") children.costUsd += usage.costUsd;
-  else if (usage.inputTokens + usage.outputTokens > 0) children.unpriced = true;
-  if (usage.byModel !== undefined) {
-    for (const [model, modelUsage] of Object.entries(usage.byModel)) {
-      let totals = children.byModel.get(model);
-      if (totals === undefined) {
-        totals = zeroUsage();
-        children.byModel.set(model, totals);
-      }
-      addUsage(totals, modelUsage);
-    }
-  }
-}
