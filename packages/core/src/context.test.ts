@@ -636,6 +636,32 @@ describe("server-side editing (C7)", () => {
   });
 });
 
+describe("a long run stays under its threshold (C10)", () => {
+  it("C10: over 120 turns of 2 KB results, the tokens each request sends stop growing and stay under the threshold", async () => {
+    const s = await start(toolModel(120));
+    const store = memorySessionStore();
+    const agent = createAgent({
+      ...options(s),
+      maxTurns: 130,
+      sessionStore: store,
+      contextManagement: {
+        maxInputTokens: 6000,
+        strategies: [clearToolResults({ keepLast: 4 }), compact({ keepLastTurns: 3 })],
+      },
+    });
+    expect((await agent.run("Read every file", { sessionId: "c10" })).subtype).toBe("success");
+    // What the server counted for each of the run's own requests (a quarter of its bytes).
+    const sent = (await entriesOf(store, "c10"))
+      .filter((entry) => entry.type === "reply")
+      .map((entry) => (entry.type === "reply" ? entry.usage.inputTokens : 0));
+    expect(sent).toHaveLength(121);
+    // Flat: the last 60 requests are no larger than the 40 before them; all under the threshold,
+    // within the estimate's error (the threshold is checked on the estimate, C1).
+    expect(Math.max(...sent.slice(20))).toBeLessThanOrEqual(6000 * 1.05);
+    expect(Math.max(...sent.slice(61))).toBeLessThanOrEqual(Math.max(...sent.slice(20, 61)) * 1.1);
+  });
+});
+
 describe("both wire protocols (C11)", () => {
   for (const protocol of ["anthropic", "openai"] as const) {
     it(`C11: after clearing and compacting, every ${protocol} request is one the strict validator accepts`, async () => {
