@@ -105,6 +105,7 @@ const mcp = runChild("MCP client", "mcp.bench.mjs");
 const otel = runChild("OpenTelemetry spans (O6)", "otel.bench.mjs");
 const workers = runChild("Runs on BullMQ workers", "workers.bench.mjs");
 const steering = runChild("Steering a run (L14)", "steering.bench.mjs");
+const web = runChild("A run in a web page: the UI message stream (issue 25)", "web.bench.mjs");
 const context = runChild(
   "Long conversations: compaction and checkpoints (C6, C8, C10)",
   "context.bench.mjs",
@@ -130,6 +131,7 @@ writeFileSync(
       workers: workers.stdout,
       steering: steering.stdout,
       context: context.stdout,
+      web: web.stdout,
     },
     null,
     2,

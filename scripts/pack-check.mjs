@@ -29,6 +29,7 @@ const packages = [
   "store-postgres",
   "store-redis",
   "bullmq",
+  "web",
 ];
 const work = mkdtempSync(join(tmpdir(), "lattice-pack-"));
 const run = (command, args, cwd) =>
@@ -80,6 +81,9 @@ try {
           "@lattice/store-postgres": tarballs["@lattice/store-postgres"],
           "@lattice/store-redis": tarballs["@lattice/store-redis"],
           "@lattice/bullmq": tarballs["@lattice/bullmq"],
+          "@lattice/web": tarballs["@lattice/web"],
+          // @lattice/web's types name the AI SDK's UIMessage: a project that uses useChat has it.
+          ai: "6.0.325",
           "@opentelemetry/api": "1.9.1",
           // The MCP SDK's types use Node's Buffer: a project with @lattice/mcp has @types/node.
           "@types/node": "20.19.43",
@@ -234,6 +238,47 @@ console.log("pack check: @lattice/mcp, @lattice/otel, @lattice/trace-viewer, @la
     join(project, "mcp"),
   );
   process.stdout.write(run(process.execPath, ["out/check-mcp.js"], join(project, "mcp")));
+
+  // @lattice/web as a web app's server uses it: its types name the ai package's UIMessage,
+  // whose types want the DOM's and Node's (a Next.js project has both).
+  mkdirSync(join(project, "web"));
+  writeFileSync(
+    join(project, "web", "check-web.ts"),
+    `import { toUIMessageStreamResponse, type LatticeUIMessage } from "@lattice/web";
+import { createAgent } from "agent-lattice";
+import { createScriptedModelServer } from "agent-lattice/testing";
+
+const model = await createScriptedModelServer({ turns: [{ content: [{ type: "text", text: "Hello, page." }] }] });
+const page = await toUIMessageStreamResponse(createAgent({ apiKey: "offline", baseURL: model.anthropicBaseURL, model: "scripted" }).query("Hi")).text();
+await model.close();
+if (!page.includes('"type":"text-delta"') || !page.endsWith("data: [DONE]\\n\\n")) throw new Error("@lattice/web: unexpected stream " + page);
+const typed: LatticeUIMessage = { id: "m", role: "user", parts: [{ type: "text", text: "hi" }] };
+void typed;
+console.log("pack check: @lattice/web ok");
+`,
+  );
+  writeFileSync(
+    join(project, "web", "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        skipLibCheck: false,
+        types: ["node"],
+        lib: ["ES2022", "DOM"],
+        outDir: "out",
+      },
+      files: ["check-web.ts"],
+    }),
+  );
+  run(
+    process.execPath,
+    [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."],
+    join(project, "web"),
+  );
+  process.stdout.write(run(process.execPath, ["out/check-web.js"], join(project, "web")));
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

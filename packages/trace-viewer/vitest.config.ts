@@ -6,9 +6,9 @@ export default mergeConfig(
   defineProject({
     test: {
       name: "@lattice/trace-viewer",
-      // Installs Debian's Chromium when it is missing (as root), or says what to install;
-      // then fails the run if a test wrote into the package's files (H30).
-      globalSetup: ["./src/browser/ensure-chromium.ts", "./src/fixtures/package-tree-guard.ts"],
+      // Fails the run if a test wrote into the package's files (H30). The browser tests get
+      // Debian's Chromium from `ensureChromium()` of @lattice/test-servers.
+      globalSetup: ["./src/fixtures/package-tree-guard.ts"],
     },
   }),
 );

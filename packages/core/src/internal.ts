@@ -6,5 +6,7 @@
  *
  * @packageDocumentation
  */
+
+export { historyProblem } from "./check-history.js";
 export type { LoggedRun } from "./logged-run.js";
 export { RunLogState } from "./run-log-state.js";

@@ -2,7 +2,7 @@
 // docs:picture`. The tests never write it (H30); run this after a change to the page's look.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { CHROMIUM_PATH } from "../src/browser/ensure-chromium.js";
+import { CHROMIUM_PATH } from "@lattice/test-servers";
 import { saveTimelinePicture } from "../src/fixtures/save-timeline-picture.js";
 
 if (!existsSync(CHROMIUM_PATH)) {

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { TraceEvent } from "@lattice/core";
+import { ensureChromium, type LaunchedChromium, launchChromium } from "@lattice/test-servers";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { syntheticTrace } from "../bench/synthetic-trace.mjs";
-import { type LaunchedChromium, launchChromium } from "./browser/launch-chromium.js";
 import { HOSTILE_MARKUP, hostileTrace } from "./fixtures/hostile-trace.js";
 import { changedFiles, snapshotPackageTree } from "./fixtures/package-tree-guard.js";
 import { recordQuickstartTrace, recordScenarioTrace } from "./fixtures/record-traces.js";
@@ -16,7 +16,8 @@ import { chainTrace } from "./fixtures/stress-traces.js";
 import { renderTimeline } from "./index.js";
 import { runTraceCli } from "./run-trace-cli.js";
 
-const chromiumPath = inject("chromium");
+// Installs Debian's Chromium when it is missing (as root), or says what to install.
+const chromiumPath = ensureChromium();
 
 interface Box {
   readonly left: number;

@@ -22,18 +22,28 @@ export interface LaunchedChromium {
   close(): Promise<void>;
 }
 
+/** Options of {@link launchChromium}. */
+export interface LaunchChromiumOptions {
+  /** The page size. Default 1280 × 800. */
+  readonly viewport?: { readonly width: number; readonly height: number };
+}
+
 /**
  * Starts Debian's Chromium through playwright-core with an empty temporary user data dir.
  *
  * @param executablePath - The browser, `/usr/bin/chromium`.
+ * @param options - {@link LaunchChromiumOptions}.
  */
-export async function launchChromium(executablePath: string): Promise<LaunchedChromium> {
-  const profile = mkdtempSync(join(tmpdir(), "lattice-trace-chromium-"));
+export async function launchChromium(
+  executablePath: string,
+  options: LaunchChromiumOptions = {},
+): Promise<LaunchedChromium> {
+  const profile = mkdtempSync(join(tmpdir(), "lattice-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
     args: CHROMIUM_ARGS,
-    viewport: { width: 1280, height: 800 },
+    viewport: { ...(options.viewport ?? { width: 1280, height: 800 }) },
   });
   return {
     context,
