@@ -209,3 +209,42 @@ describe("allowHardLinks through createAgent({ builtinTools, cwd, allowHardLinks
     ).toThrow('AgentOptions: option "allowHardLinks" must be true or false, received "yes".');
   });
 });
+
+describe("WebFetch in an agent (T41, T42)", () => {
+  it('T42: builtinTools: ["WebFetch"] offers the tool; a URL on the model\'s own machine comes back refused, as an is_error result', async () => {
+    // The scripted model server itself is on 127.0.0.1: the model asks WebFetch for it.
+    server.enqueue(
+      {
+        content: [
+          {
+            type: "tool_use",
+            id: "call_web",
+            name: "WebFetch",
+            input: { url: `${server.url}/v1/messages` },
+          },
+        ],
+        stopReason: "tool_use",
+      },
+      { content: [{ type: "text", text: "That address is refused." }] },
+    );
+    const agent = createAgent({
+      apiKey: "sk-test-webfetch",
+      baseURL: server.anthropicBaseURL,
+      model: "scripted",
+      builtinTools: ["WebFetch"],
+      cwd,
+    });
+    const result = await agent.run("Fetch the model server");
+    expect(result.subtype).toBe("success");
+    const sent = server.requests[0]?.body as { tools: { name: string }[] };
+    expect(sent.tools.map((tool) => tool.name)).toContain("WebFetch");
+    const answer = result.messages[2]?.content as unknown as {
+      is_error?: boolean;
+      content: { text: string }[];
+    }[];
+    expect(answer[0]?.is_error).toBe(true);
+    expect(answer[0]?.content[0]?.text).toMatch(
+      /127\.0\.0\.1, a private, local or reserved address/,
+    );
+  });
+});

@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => fixture.cleanUp());
 
 describe("builtinTools()", () => {
-  it("T16: Read, LS, Glob and Grep are concurrency-safe; Write, Edit and Bash are not", () => {
+  it("T16: Read, LS, Glob, Grep and WebFetch are concurrency-safe; Write, Edit and Bash are not", () => {
     const tools = builtinTools({ tools: [...BUILTIN_TOOL_NAMES], cwd: fixture.cwd });
     const safety = Object.fromEntries(
       tools.map((tool) => [tool.name, tool.isConcurrencySafe?.({}) === true]),
@@ -23,6 +23,7 @@ describe("builtinTools()", () => {
       Write: false,
       Edit: false,
       Bash: false,
+      WebFetch: true,
     });
     for (const name of ["Write", "Edit", "Bash"]) {
       expect(tools.find((tool) => tool.name === name)).not.toHaveProperty("isConcurrencySafe");
@@ -38,7 +39,16 @@ describe("builtinTools()", () => {
   });
 
   it("lists the names in the documented order", () => {
-    expect(BUILTIN_TOOL_NAMES).toEqual(["Read", "LS", "Glob", "Grep", "Write", "Edit", "Bash"]);
+    expect(BUILTIN_TOOL_NAMES).toEqual([
+      "Read",
+      "LS",
+      "Glob",
+      "Grep",
+      "Write",
+      "Edit",
+      "Bash",
+      "WebFetch",
+    ]);
   });
 
   it("makes only the tools named, in the order named: none by default, Write/Edit/Bash only when named", () => {
@@ -60,15 +70,16 @@ describe("builtinTools()", () => {
       Write: ["file_path", "content"],
       Edit: ["file_path", "old_string", "new_string", "replace_all"],
       Bash: ["command", "timeout"],
+      WebFetch: ["url"],
     });
   });
 
   it("refuses an unknown tool name, listing the allowed names", () => {
     expect(() => builtinTools({ tools: ["read" as "Read"], cwd: fixture.cwd })).toThrow(
-      'builtinTools(): option "tools" contains "read", which is not a built-in tool. Did you mean "Read"? Allowed names: Read, LS, Glob, Grep, Write, Edit, Bash.',
+      'builtinTools(): option "tools" contains "read", which is not a built-in tool. Did you mean "Read"? Allowed names: Read, LS, Glob, Grep, Write, Edit, Bash, WebFetch.',
     );
-    expect(() => builtinTools({ tools: ["WebFetch" as "Read"], cwd: fixture.cwd })).toThrow(
-      /Allowed names: Read, LS, Glob, Grep, Write, Edit, Bash\./,
+    expect(() => builtinTools({ tools: ["WebSearch" as "Read"], cwd: fixture.cwd })).toThrow(
+      /Allowed names: Read, LS, Glob, Grep, Write, Edit, Bash, WebFetch\./,
     );
     expect(() => builtinTools({ tools: "Read" as unknown as [], cwd: fixture.cwd })).toThrow(
       InvalidOptionError,

@@ -8,6 +8,12 @@ import { buildGrepTool, GREP_CAP_KEYS, type GrepToolCaps, resolveGrepCaps } from
 import { buildLsTool, LS_CAP_KEYS, type LsToolCaps, resolveLsCaps } from "./ls-tool.js";
 import { buildReadTool, READ_CAP_KEYS, type ReadToolCaps, resolveReadCaps } from "./read-tool.js";
 import { assertKnownNestedOptions } from "./tool-options.js";
+import {
+  buildWebFetchTool,
+  resolveWebFetchOptions,
+  WEB_FETCH_OPTION_KEYS,
+  type WebFetchToolOptions,
+} from "./web-fetch-tool.js";
 import { resolveWorkspace, WORKSPACE_OPTION_KEYS, type WorkspaceOptions } from "./workspace.js";
 import { buildWriteTool } from "./write-tool.js";
 
@@ -31,9 +37,20 @@ export interface BuiltinToolsOptions extends WorkspaceOptions {
   readonly grep?: GrepToolCaps | undefined;
   /** Timeout and output cap of the Bash tool. */
   readonly bash?: BashToolCaps | undefined;
+  /** Caps and the network the WebFetch tool may reach (`allowHosts`, `allowPrivateNetwork`). */
+  readonly webFetch?: WebFetchToolOptions | undefined;
 }
 
-const OPTION_KEYS = ["tools", ...WORKSPACE_OPTION_KEYS, "read", "ls", "glob", "grep", "bash"];
+const OPTION_KEYS = [
+  "tools",
+  ...WORKSPACE_OPTION_KEYS,
+  "read",
+  "ls",
+  "glob",
+  "grep",
+  "bash",
+  "webFetch",
+];
 
 const ALLOWED = BUILTIN_TOOL_NAMES.join(", ");
 
@@ -92,11 +109,13 @@ export function builtinTools(options: BuiltinToolsOptions): AnyToolDefinition[] 
   assertKnownNestedOptions(options.glob, GLOB_CAP_KEYS, prefix, "glob");
   assertKnownNestedOptions(options.grep, GREP_CAP_KEYS, prefix, "grep");
   assertKnownNestedOptions(options.bash, BASH_CAP_KEYS, prefix, "bash");
+  assertKnownNestedOptions(options.webFetch, WEB_FETCH_OPTION_KEYS, prefix, "webFetch");
   const readCaps = resolveReadCaps(options.read, prefix, "read");
   const lsCaps = resolveLsCaps(options.ls, prefix, "ls");
   const globCaps = resolveGlobCaps(options.glob, prefix, "glob");
   const grepCaps = resolveGrepCaps(options.grep, prefix, "grep");
   const bashCaps = resolveBashCaps(options.bash, prefix, "bash");
+  const webFetchOptions = resolveWebFetchOptions(options.webFetch, prefix, "webFetch");
   const build: Record<BuiltinToolName, () => AnyToolDefinition> = {
     Read: () => buildReadTool(workspace, readCaps),
     LS: () => buildLsTool(workspace, lsCaps),
@@ -105,6 +124,7 @@ export function builtinTools(options: BuiltinToolsOptions): AnyToolDefinition[] 
     Write: () => buildWriteTool(workspace),
     Edit: () => buildEditTool(workspace),
     Bash: () => buildBashTool(workspace, bashCaps),
+    WebFetch: () => buildWebFetchTool(webFetchOptions),
   };
   return names.map((name) => build[name]());
 }

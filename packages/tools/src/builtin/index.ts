@@ -28,5 +28,13 @@ export {
   type ReadToolOptions,
   readTool,
 } from "./read-tool.js";
+export {
+  type ResolvedAddress,
+  type WebFetchResolver,
+  type WebFetchToolCaps,
+  type WebFetchToolInput,
+  type WebFetchToolOptions,
+  webFetchTool,
+} from "./web-fetch-tool.js";
 export type { WorkspaceOptions } from "./workspace.js";
 export { type WriteToolInput, type WriteToolOptions, writeTool } from "./write-tool.js";
