@@ -244,7 +244,7 @@ describe("WebFetch in an agent (T41, T42)", () => {
     }[];
     expect(answer[0]?.is_error).toBe(true);
     expect(answer[0]?.content[0]?.text).toMatch(
-      /127\.0\.0\.1, a private, local or reserved address/,
+      /127\.0\.0\.1 is a private, local or reserved address/,
     );
   });
 });

@@ -4,9 +4,11 @@ import { BlockList, isIP } from "node:net";
  * The addresses WebFetch refuses unless told otherwise (T42): whatever is not the public
  * internet. IPv4: "this" network, private (RFC 1918), carrier-grade NAT, loopback, link-local
  * (the cloud metadata service at 169.254.169.254 is in it), IETF protocol assignments, the
- * documentation and benchmark nets, multicast, reserved and broadcast. IPv6: unspecified,
- * loopback, unique local, link-local, multicast, documentation, NAT64 and 6to4 (which embed
- * an IPv4 address), Teredo. IPv4-mapped IPv6 addresses are checked as the IPv4 they carry.
+ * documentation and benchmark nets, multicast, reserved and broadcast. IPv6: anything outside
+ * global unicast (2000::/3: unspecified, loopback, IPv4-compatible, unique local, link-local,
+ * multicast, ...), and inside it the IETF assignments (Teredo, benchmarking, ...),
+ * documentation, 6to4 and IPv4-translated forms; NAT64 too. IPv4-mapped IPv6 addresses are
+ * checked as the IPv4 they carry.
  */
 const NOT_PUBLIC = new BlockList();
 for (const [network, prefix] of [
@@ -29,14 +31,16 @@ for (const [network, prefix] of [
   NOT_PUBLIC.addSubnet(network, prefix, "ipv4");
 }
 for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  ["::", 96],
+  ["::ffff:0:0:0", 96],
   ["64:ff9b::", 96],
   ["64:ff9b:1::", 48],
   ["100::", 64],
-  ["2001::", 32],
+  ["2001::", 23],
   ["2001:db8::", 32],
   ["2002::", 16],
+  ["3fff::", 20],
+  ["5f00::", 16],
   ["fc00::", 7],
   ["fe80::", 10],
   ["fec0::", 10],
@@ -44,6 +48,10 @@ for (const [network, prefix] of [
 ] as const) {
   NOT_PUBLIC.addSubnet(network, prefix, "ipv6");
 }
+
+/** IPv6 global unicast (2000::/3): an IPv6 address outside it is never public (fail closed). */
+const GLOBAL_UNICAST = new BlockList();
+GLOBAL_UNICAST.addSubnet("2000::", 3, "ipv6");
 
 /**
  * Whether an IP address is on the public internet (T42). An IPv4-mapped IPv6 address
@@ -58,7 +66,7 @@ export function isPublicAddress(address: string): boolean {
   if (family !== 6) return false;
   const mapped = mappedIpv4(address);
   if (mapped !== undefined) return isPublicAddress(mapped);
-  return !NOT_PUBLIC.check(address, "ipv6");
+  return GLOBAL_UNICAST.check(address, "ipv6") && !NOT_PUBLIC.check(address, "ipv6");
 }
 
 /** The IPv4 address an IPv4-mapped (or -compatible) IPv6 address carries, if it is one. */

@@ -14,6 +14,7 @@ const PNG = Buffer.from(
 let server: Server;
 let port: number;
 const hosts: string[] = [];
+let redirectBytes = 0;
 beforeAll(async () => {
   server = createServer((request: IncomingMessage, response: ServerResponse) => {
     hosts.push(String(request.headers.host));
@@ -49,6 +50,30 @@ beforeAll(async () => {
       response.end();
     } else if (path === "/slow") {
       setTimeout(() => response.end("late"), 2_000);
+    } else if (path === "/deep") {
+      response.writeHead(200, { "content-type": "text/html" });
+      response.end(`${"<div>".repeat(100_000)}deep words${"</div>".repeat(100_000)}`);
+    } else if (path === "/upgrade") {
+      response.socket?.write(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+      );
+    } else if (path === "/trickle") {
+      response.writeHead(200, { "content-type": "text/plain" });
+      const timer = setInterval(() => response.write("x"), 20);
+      response.once("close", () => clearInterval(timer));
+    } else if (path === "/endless-redirect") {
+      response.writeHead(302, { location: "/text" });
+      const timer = setInterval(() => {
+        redirectBytes += 65_536;
+        response.write(Buffer.alloc(65_536));
+      }, 1);
+      response.once("close", () => clearInterval(timer));
+    } else if (path === "/gzip") {
+      response.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" });
+      response.end(Buffer.from([31, 139, 8, 0]));
+    } else if (path === "/bad-location") {
+      response.writeHead(302, { location: "http://[::1" });
+      response.end();
     } else if (path === "/missing") {
       response.writeHead(404, { "content-type": "text/plain" });
       response.end("no such page");
@@ -156,11 +181,60 @@ describe("WebFetch (T41)", () => {
   });
 });
 
+describe("hostile servers (T41)", () => {
+  it("T41: a page nested 100,000 deep comes back as plain text, without blocking the process", async () => {
+    const started = performance.now();
+    const result = await fetchWith(local, `http://127.0.0.1:${port}/deep`);
+    expect(result.content).toContain("shown as plain text");
+    expect(result.content).toContain("deep words");
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it("T41: a server that switches protocols, or trickles its body past the deadline, ends the call with an error", async () => {
+    expect(
+      await refusal({ ...local, timeoutMs: 2_000 }, `http://127.0.0.1:${port}/upgrade`),
+    ).toMatch(/^fetch_failed: .*switched protocols/);
+    expect(await refusal({ ...local, timeoutMs: 300 }, `http://127.0.0.1:${port}/trickle`)).toMatch(
+      /^fetch_timed_out/,
+    );
+    // The call's own abort is an abort, not a timeout.
+    const controller = new AbortController();
+    const tool = webFetchTool(local);
+    const pending = tool.handler({ url: `http://127.0.0.1:${port}/trickle` }, {
+      ...context(),
+      signal: controller.signal,
+    } as ToolContext);
+    setTimeout(() => controller.abort(), 100);
+    await expect(pending).rejects.toMatchObject({ code: "aborted" });
+  });
+
+  it("T41: a redirect's body is not read, a resolver that never answers meets the deadline, compressed and unparseable answers are refused", async () => {
+    redirectBytes = 0;
+    expect((await fetchWith(local, `http://127.0.0.1:${port}/endless-redirect`)).content).toContain(
+      "plain words",
+    );
+    const after = redirectBytes;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The server stops writing once the connection is closed: a few writes in flight at most.
+    expect(redirectBytes - after).toBeLessThan(20 * 65_536);
+    const never = () => new Promise<never>(() => undefined);
+    expect(await refusal({ resolve: never, timeoutMs: 200 }, "http://slow-dns.example/")).toMatch(
+      /^fetch_timed_out/,
+    );
+    expect(await refusal(local, `http://127.0.0.1:${port}/gzip`)).toMatch(
+      /^binary_content: .*compressed \(gzip\)/,
+    );
+    expect(await refusal(local, `http://127.0.0.1:${port}/bad-location`)).toMatch(
+      /^invalid_url: .*redirected to/,
+    );
+  });
+});
+
 describe("no server-side request forgery (T42)", () => {
   it("T42: a server on 127.0.0.1 is refused by default and fetched when allowHosts names it", async () => {
     const message = await refusal({}, `http://127.0.0.1:${port}/text`);
     expect(message).toMatch(
-      /^address_refused: WebFetch: 127\.0\.0\.1 is at 127\.0\.0\.1, a private, local or reserved address/,
+      /^address_refused: WebFetch: 127\.0\.0\.1 is a private, local or reserved address/,
     );
     expect(message).toContain("allowHosts");
     expect((await fetchWith(local, `http://127.0.0.1:${port}/text`)).content).toContain(
@@ -191,14 +265,17 @@ describe("no server-side request forgery (T42)", () => {
         : [{ address: "93.184.216.34", family: 4 }];
     };
     expect(await refusal({ resolve }, "http://internal.example/secrets")).toMatch(
-      /^address_refused: WebFetch: internal\.example is at 10\.0\.0\.7/,
+      /^address_refused: WebFetch: internal\.example resolves to a private, local or reserved address/,
     );
     // One public and one private answer: refused (every address is checked).
     const mixed = async () => [
       { address: "93.184.216.34", family: 4 },
       { address: "192.168.1.1", family: 4 },
     ];
-    expect(await refusal({ resolve: mixed }, "http://mixed.example/")).toMatch(/192\.168\.1\.1/);
+    const mixedRefusal = await refusal({ resolve: mixed }, "http://mixed.example/");
+    expect(mixedRefusal).toMatch(/^address_refused: WebFetch: mixed\.example resolves to/);
+    // The refusal does not tell the model the private network's addresses.
+    expect(mixedRefusal).not.toContain("192.168.1.1");
     // An allowed name is connected to the address it resolved to, once: the pinned lookup.
     lookups.length = 0;
     hosts.length = 0;
@@ -246,6 +323,14 @@ describe("no server-side request forgery (T42)", () => {
       "::ffff:7f00:1",
       "::ffff:a9fe:a9fe",
       "64:ff9b::a9fe:a9fe",
+      "::7f00:1",
+      "::a9fe:a9fe",
+      "::ffff:0:7f00:1",
+      "0:0:0:0:0:0:127.0.0.1",
+      "3fff::1",
+      "2001:2::1",
+      "5f00::1",
+      "100::1",
     ]) {
       expect([address, isPublicAddress(address)]).toEqual([address, false]);
     }

@@ -204,50 +204,74 @@ async function webFetch(
 ): Promise<ToolHandlerResult> {
   const deadline = AbortSignal.timeout(options.caps.timeoutMs);
   const signal = AbortSignal.any([context.signal, deadline]);
+  // Why the fetch stopped, when the signal fired: the deadline, or the call's abort.
+  const stopped = (): BuiltinToolError =>
+    context.signal.aborted
+      ? new BuiltinToolError("aborted", "WebFetch: aborted.")
+      : new BuiltinToolError(
+          "fetch_timed_out",
+          `WebFetch: ${input.url} did not finish within ${options.caps.timeoutMs} ms.`,
+        );
+  // Every step settles when the signal fires, whatever a server or a resolver does (a
+  // resolver that never answers, a connection that closes without a response).
+  const aborted = new Promise<never>((_resolve, reject) => {
+    const fire = () => reject(stopped());
+    if (signal.aborted) fire();
+    else signal.addEventListener("abort", fire, { once: true });
+  });
+  aborted.catch(() => undefined);
   let url = parseUrl(input.url, input.url);
   for (let redirects = 0; ; redirects++) {
-    const address = await checkedAddress(options, url, input.url);
-    const response = await get(options, url, address, signal).catch((error: unknown) => {
-      if (deadline.aborted) {
+    const address = await Promise.race([checkedAddress(options, url, input.url), aborted]);
+    const response = await Promise.race([
+      get(options, url, address, signal).catch((error: unknown) => {
+        if (signal.aborted) throw stopped();
         throw new BuiltinToolError(
-          "fetch_timed_out",
-          `WebFetch: ${url.href} did not answer within ${options.caps.timeoutMs} ms.`,
+          "fetch_failed",
+          `WebFetch: could not fetch ${url.href}: ${(error as Error).message}.`,
         );
-      }
-      if (context.signal.aborted) throw new BuiltinToolError("aborted", "WebFetch: aborted.");
-      throw new BuiltinToolError(
-        "fetch_failed",
-        `WebFetch: could not fetch ${url.href}: ${(error as Error).message}.`,
-      );
-    });
+      }),
+      aborted,
+    ]);
     const status = response.statusCode ?? 0;
     const location = response.headers.location;
     if (status >= 300 && status < 400 && location !== undefined) {
-      response.resume();
+      // Its body is not wanted: close the connection rather than drain it.
+      response.destroy();
       if (redirects >= options.caps.maxRedirects) {
         throw new BuiltinToolError(
           "too_many_redirects",
-          `WebFetch: ${input.url} redirected more than ${options.caps.maxRedirects} times (last to ${location}).`,
+          `WebFetch: ${input.url} redirected more than ${options.caps.maxRedirects} times (last to ${shorten(location)}).`,
         );
       }
-      url = parseUrl(new URL(location, url).href, input.url);
+      url = parseUrl(location, input.url, url);
       continue;
     }
-    return await readResponse(options, url, response, signal);
+    return await Promise.race([readResponse(options, url, response, signal, stopped), aborted]);
   }
 }
 
-function parseUrl(text: string, asked: string): URL {
+/** A text from a server, cut for a message. */
+function shorten(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+function parseUrl(text: string, asked: string, base?: URL): URL {
   let url: URL;
   try {
-    url = new URL(text);
+    url = new URL(text, base);
   } catch {
-    throw new BuiltinToolError("invalid_url", `WebFetch: ${JSON.stringify(text)} is not a URL.`);
+    throw new BuiltinToolError(
+      "invalid_url",
+      base === undefined
+        ? `WebFetch: ${JSON.stringify(shorten(text))} is not a URL.`
+        : `WebFetch: ${asked} redirected to ${JSON.stringify(shorten(text))}, which is not a URL.`,
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new BuiltinToolError(
       "url_refused",
-      `WebFetch: ${url.protocol} URLs are refused${text === asked ? "" : ` (${asked} redirected to ${url.href})`}: only http: and https: are fetched.`,
+      `WebFetch: ${url.protocol} URLs are refused${base === undefined ? "" : ` (${asked} redirected to ${shorten(url.href)})`}: only http: and https: are fetched.`,
     );
   }
   if (url.username !== "" || url.password !== "") {
@@ -283,10 +307,12 @@ async function checkedAddress(
   if (!allowed) {
     const refused = addresses.find((candidate) => !isPublicAddress(candidate.address));
     if (refused !== undefined) {
-      const via = url.href === asked ? "" : ` (${asked} redirected to ${url.href})`;
+      const via = url.href === asked ? "" : ` (${asked} redirected to ${shorten(url.href)})`;
+      // The address itself is not said: the model (or a page's instructions to it) must not
+      // learn the private network's layout from refusals.
       throw new BuiltinToolError(
         "address_refused",
-        `WebFetch: ${host} is at ${refused.address}, a private, local or reserved address, which is refused${via}. Fetch a public URL; to reach this host on purpose, add it to the tool's allowHosts.`,
+        `WebFetch: ${host} ${literal === 0 ? "resolves to" : "is"} a private, local or reserved address, which is refused${via}. Fetch a public URL; to reach this host on purpose, add it to the tool's allowHosts.`,
       );
     }
   }
@@ -326,6 +352,15 @@ function get(
       resolve,
     );
     outgoing.once("error", reject);
+    // A connection that ends without a response (a server that switched protocols, one that
+    // hung up) must settle the call too.
+    outgoing.once("upgrade", (_response, socket) => {
+      socket.destroy();
+      reject(new Error("the server switched protocols"));
+    });
+    outgoing.once("close", () =>
+      reject(new Error("the server closed the connection without an answer")),
+    );
     outgoing.end();
   });
 }
@@ -335,8 +370,17 @@ async function readResponse(
   url: URL,
   response: IncomingMessage,
   signal: AbortSignal,
+  stopped: () => BuiltinToolError,
 ): Promise<ToolHandlerResult> {
   const status = response.statusCode ?? 0;
+  const encoding = String(response.headers["content-encoding"] ?? "identity").toLowerCase();
+  if (encoding !== "identity") {
+    response.destroy();
+    throw new BuiltinToolError(
+      "binary_content",
+      `WebFetch: ${url.href} came compressed (${shorten(encoding)}) though WebFetch asked for it uncompressed; it is not read.`,
+    );
+  }
   const type = String(response.headers["content-type"] ?? "application/octet-stream");
   const mediaType = type.split(";")[0]?.trim().toLowerCase() ?? "";
   const chunks: Buffer[] = [];
@@ -356,11 +400,18 @@ async function readResponse(
       length += buffer.length;
     }
   } catch (error) {
-    if (signal.aborted)
-      throw new BuiltinToolError("fetch_timed_out", `WebFetch: reading ${url.href} took too long.`);
+    if (signal.aborted) throw stopped();
     throw new BuiltinToolError(
       "fetch_failed",
       `WebFetch: reading ${url.href} failed: ${(error as Error).message}.`,
+    );
+  }
+  // A body that stopped early (the deadline, an abort, a server that hung up) is not a page.
+  if (!cut && (signal.aborted || !response.complete)) {
+    if (signal.aborted) throw stopped();
+    throw new BuiltinToolError(
+      "fetch_failed",
+      `WebFetch: ${url.href} ended before its whole body came.`,
     );
   }
   const body = Buffer.concat(chunks, length);
@@ -397,9 +448,42 @@ async function readResponse(
   return { content: `${heading}${text}${tail}`, isError: status >= 400 };
 }
 
+/**
+ * How deep HTML may nest for turndown: its time grows with the square of the depth and it
+ * recurses, so a page nested deeper (rare in real pages, easy for a hostile one) would block
+ * the process for minutes. Deeper pages are shown as plain text.
+ */
+const MAX_HTML_DEPTH = 400;
+const VOID_ELEMENTS = new Set(
+  "area base br col embed hr img input link meta param source track wbr".split(" "),
+);
+
 /** HTML as Markdown, without scripts, styles and other parts that are not text. */
 function toMarkdown(html: string): string {
+  if (htmlDepth(html) > MAX_HTML_DEPTH) {
+    const text = html
+      .replace(/<(script|style|noscript|template)\b[\s\S]*?<\/\1\s*>/gi, " ")
+      .replace(/<[^>]*>/g, " ")
+      .replace(/\s+/g, " ")
+      .trim();
+    return `(The page nests its HTML more than ${MAX_HTML_DEPTH} levels deep: shown as plain text.)\n\n${text}`;
+  }
   const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced" });
   turndown.remove(["script", "style", "noscript", "iframe", "svg", "template", "head"] as never);
   return turndown.turndown(html).trim();
+}
+
+/** The deepest nesting of elements in an HTML text, counted from its tags in one pass. */
+function htmlDepth(html: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (const match of html.matchAll(/<(\/?)([a-zA-Z][\w:-]*)[^>]*?(\/?)>/g)) {
+    const name = (match[2] as string).toLowerCase();
+    if (match[1] === "/") depth = Math.max(0, depth - 1);
+    else if (match[3] !== "/" && !VOID_ELEMENTS.has(name)) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    }
+  }
+  return deepest;
 }
